@@ -1,0 +1,40 @@
+"""The small public API for notebooks and scripts (the CLI is a thin layer over it)."""
+from __future__ import annotations
+
+from .method import Method, MethodSpec
+from .plugins import dataset_specs, method_specs
+
+
+def list_methods() -> list[str]:
+    """Names of all registered methods, sorted."""
+    return sorted(method_specs())
+
+
+def list_datasets() -> list[str]:
+    """Names of all registered datasets, sorted."""
+    return sorted(dataset_specs())
+
+
+def get_method_spec(name: str) -> MethodSpec:
+    """The registered MethodSpec called ``name``; KeyError lists the registered ones."""
+    specs = method_specs()
+    if name not in specs:
+        raise KeyError(f"unknown method {name!r}; registered methods: "
+                       f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list methods`)")
+    return specs[name]
+
+
+def make_method(name: str, **params) -> Method:
+    """An unfitted method from the registry, its defaults overridden by ``params``."""
+    return get_method_spec(name).make(**params)
+
+
+def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", **kwargs) -> list[dict]:
+    """Run methods x param grid x datasets x seeds; return the new result records.
+
+    Keyword arguments are those of :func:`xcbench.runner.run_plan` (``param_overrides``,
+    ``options``, ``resume``, ``data_dir``, ``progress``).
+    """
+    from .runner import run_plan as _run_plan
+
+    return _run_plan(methods, datasets, seeds, out=out, **kwargs)

@@ -1,0 +1,38 @@
+"""Datasets: specs, loaded splits, the data directory and the registry lookup."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .dataset import Dataset, DatasetSpec, Source
+
+ENV_DATA_DIR = "XCBENCH_DATA_DIR"
+
+__all__ = ["Dataset", "DatasetSpec", "Source", "data_dir", "get_dataset_spec", "load_dataset"]
+
+
+def data_dir(path: str | os.PathLike | None = None) -> Path:
+    """The data directory: ``path`` if given, else $XCBENCH_DATA_DIR, else the user cache."""
+    if path is not None:
+        return Path(path).expanduser()
+    if os.environ.get(ENV_DATA_DIR):
+        return Path(os.environ[ENV_DATA_DIR]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("xcbench")) / "data"
+
+
+def get_dataset_spec(name: str) -> DatasetSpec:
+    """The registered DatasetSpec called ``name``; KeyError lists the registered ones."""
+    from ..plugins import dataset_specs
+
+    specs = dataset_specs()
+    if name not in specs:
+        raise KeyError(f"unknown dataset {name!r}; registered datasets: "
+                       f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list datasets`)")
+    return specs[name]
+
+
+def load_dataset(name: str, data_dir_path: str | os.PathLike | None = None) -> Dataset:
+    """Load the registered dataset ``name`` (labels 0..K-1) from the data directory."""
+    return get_dataset_spec(name).load(data_dir(data_dir_path))

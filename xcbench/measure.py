@@ -1,0 +1,61 @@
+"""Timing: fit time, single-example latency distribution, batch throughput.
+
+Every repeat is kept; summaries (percentiles, medians) are computed from them, never
+"best of N".
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def time_call(fn, *args, **kwargs):
+    """Run ``fn`` once; return (result, wall seconds)."""
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def single_rows(X, n: int) -> list:
+    """``n`` one-row slices of X (cycling through its rows), prepared before timing."""
+    idx = np.arange(n) % X.shape[0]
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    return [X[i:i + 1] for i in idx]
+
+
+def single_example_latency(method, X, n_calls: int = 1000, n_warmup: int = 50,
+                           k: int = 1) -> np.ndarray:
+    """Seconds per ``predict_topk(x, k)`` call on one example, for ``n_calls`` calls.
+
+    Rows are sliced before timing; ``n_warmup`` untimed calls come first.
+    """
+    rows = single_rows(X, n_calls + n_warmup)
+    for row in rows[:n_warmup]:
+        method.predict_topk(row, k)
+    out = np.empty(n_calls)
+    clock = time.perf_counter_ns
+    for i, row in enumerate(rows[n_warmup:]):
+        t0 = clock()
+        method.predict_topk(row, k)
+        out[i] = clock() - t0
+    return out * 1e-9
+
+
+def batch_throughput(method, X, k: int = 5, repeats: int = 3) -> np.ndarray:
+    """Wall seconds of ``predict_topk(X, k)`` on the whole batch, one entry per repeat."""
+    method.predict_topk(X[: min(X.shape[0], 64)], k)  # warm-up
+    return np.array([time_call(method.predict_topk, X, k)[1] for _ in range(repeats)])
+
+
+def latency_summary(seconds: np.ndarray) -> dict:
+    """p50/p90/p99/mean of a latency sample, in milliseconds."""
+    ms = np.asarray(seconds) * 1e3
+    return {
+        "latency_p50_ms": float(np.percentile(ms, 50)),
+        "latency_p90_ms": float(np.percentile(ms, 90)),
+        "latency_p99_ms": float(np.percentile(ms, 99)),
+        "latency_mean_ms": float(ms.mean()),
+    }

@@ -1,0 +1,167 @@
+"""The method contract every classifier plugin follows, and the spec that registers it.
+
+A method is a scikit-learn-style estimator: the constructor stores hyperparameters only,
+``fit(X, y)`` learns and returns ``self``, learned attributes end with ``_``. On top of that:
+
+- ``predict_topk(X, k) -> (labels, scores)``: int64 and float64 arrays of shape (n, k), each
+  row sorted by decreasing score. Where a method has fewer than ``k`` candidates for a row
+  (``k`` larger than the number of classes, or a tree leaf holding few classes), the row is
+  padded with label ``-1`` and score ``-inf``.
+- ``log_proba(X, y) -> (n,) float64``: log p(y_i | x_i) for the given labels, ``-inf`` where
+  the model gives label ``y_i`` probability zero.
+- ``support_size(X) -> (n,) int64``: how many classes get non-zero probability for each row
+  (used by smoothed perplexity); defaults to all classes.
+- ``stats() -> dict``: ``n_params`` (stored numbers), ``bytes``, and where they apply
+  ``depth``, ``leaves``, ``classes_per_leaf_mean`` / ``_max``, ``nodes_per_prediction``.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+FAMILIES = ("flat", "tree", "embedding")
+
+
+class Method(BaseEstimator):
+    """Base class for xcbench methods (see the module docstring for the contract)."""
+
+    def fit(self, X, y, n_classes: int | None = None):  # pragma: no cover - abstract
+        """Learn from X (n, D) and labels y in 0..K-1; ``n_classes`` defaults to max(y)+1."""
+        raise NotImplementedError
+
+    def predict_topk(self, X, k: int = 1):  # pragma: no cover - abstract
+        """Return (labels, scores) of shape (n, k), best first, padded with -1 / -inf."""
+        raise NotImplementedError
+
+    def log_proba(self, X, y):  # pragma: no cover - abstract
+        """Return log p(y_i | x_i) for each row, -inf where that probability is zero."""
+        raise NotImplementedError
+
+    def support_size(self, X):
+        """Return, for each row, how many classes have non-zero probability (default: K)."""
+        return np.full(_n_rows(X), self.n_classes_, dtype=np.int64)
+
+    def stats(self) -> dict:  # pragma: no cover - abstract
+        """Return model statistics: at least ``n_params`` and ``bytes``."""
+        raise NotImplementedError
+
+    def predict(self, X):
+        """Return the top-1 label of each row, shape (n,)."""
+        return self.predict_topk(X, 1)[0][:, 0]
+
+
+def _n_rows(X) -> int:
+    return X.shape[0]
+
+
+def check_X(X, n_features: int | None = None, name: str = "X"):
+    """Validate a feature matrix; return it as float64 C-ordered ndarray or CSR matrix.
+
+    Raises ValueError naming the problem (dimension, feature count, NaN/inf).
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        data = X.data
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}; "
+                "reshape a single example with x.reshape(1, -1)"
+            )
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        X = np.ascontiguousarray(X)
+        data = X
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has {X.shape[1]} features but the model was fitted with {n_features}"
+        )
+    if data.size and not np.isfinite(data).all():
+        raise ValueError(f"{name} contains NaN or infinite values; clean or impute them first")
+    return X
+
+
+def check_labels(y, n_samples: int, n_classes: int | None = None):
+    """Validate labels: 1-d integers in 0..K-1, one per row. Return (y as int64, K)."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(f"y must have shape ({n_samples},), got {y.shape}")
+    if y.size and not np.issubdtype(y.dtype, np.integer):
+        if not np.all(np.mod(y, 1) == 0):
+            raise ValueError("y must hold integer class labels 0..K-1")
+    y = y.astype(np.int64)
+    if y.size and y.min() < 0:
+        raise ValueError(f"labels must be in 0..K-1; found {y.min()}")
+    k = int(y.max()) + 1 if n_classes is None else int(n_classes)
+    if y.size and y.max() >= k:
+        raise ValueError(
+            f"label {int(y.max())} is out of range for n_classes={k}; labels must be 0..K-1"
+        )
+    return y, k
+
+
+def topk_from_scores(scores: np.ndarray, k: int):
+    """Top-k of a dense (n, K) score block: (labels int64, scores float64), padded if k > K."""
+    n, n_classes = scores.shape
+    kk = min(k, n_classes)
+    if kk < n_classes:
+        part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]
+    else:
+        part = np.broadcast_to(np.arange(n_classes), (n, n_classes))
+    part_scores = np.take_along_axis(scores, part, axis=1)
+    order = np.argsort(-part_scores, axis=1, kind="stable")
+    labels = np.full((n, k), -1, dtype=np.int64)
+    top = np.full((n, k), -np.inf, dtype=np.float64)
+    labels[:, :kk] = np.take_along_axis(part, order, axis=1)
+    top[:, :kk] = np.take_along_axis(part_scores, order, axis=1)
+    return labels, top
+
+
+@dataclass
+class MethodSpec:
+    """How a method is registered: its name, family, factory and parameters.
+
+    ``factory`` is called with keyword hyperparameters and returns an unfitted Method.
+    ``param_grid`` maps parameter names to lists of values the runner sweeps by default.
+    """
+
+    name: str
+    family: str
+    description: str
+    factory: Callable[..., Method]
+    default_params: dict[str, Any] = field(default_factory=dict)
+    param_grid: dict[str, list] = field(default_factory=dict)
+    plugin: str = ""
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        self.validate_params({**self.default_params, **{k: v[0] for k, v in self.param_grid.items() if v}})
+
+    def valid_params(self) -> list[str]:
+        """Names of the hyperparameters the factory accepts."""
+        params = inspect.signature(self.factory).parameters
+        return [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    def validate_params(self, params: dict) -> None:
+        """Raise ValueError naming any unknown parameter and listing the valid ones."""
+        valid = self.valid_params()
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {', '.join(unknown)} for method {self.name!r}; "
+                f"valid parameters: {', '.join(valid)}"
+            )
+
+    def make(self, **params) -> Method:
+        """An unfitted method with the defaults overridden by ``params``."""
+        self.validate_params(params)
+        return self.factory(**{**self.default_params, **params})

@@ -1,0 +1,74 @@
+"""Quality metrics computed from predictions (pure functions of arrays)."""
+from __future__ import annotations
+
+import numpy as np
+
+#: Default epsilon of smoothed perplexity: every class the model gives probability zero
+#: receives this probability before renormalising (the softmax-tree paper's "*" rows,
+#: where epsilon is tuned by cross-validation; here it is a fixed, documented constant).
+DEFAULT_SMOOTHING_EPSILON = 1e-5
+
+
+def topk_hits(labels: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+    """Boolean (n,): whether the true label is among the first ``k`` predicted labels."""
+    if labels.shape[1] < k:
+        raise ValueError(f"need at least {k} predicted labels per row, got {labels.shape[1]}")
+    return (labels[:, :k] == np.asarray(y)[:, None]).any(axis=1)
+
+
+def topk_error(labels, y, k: int = 1) -> float:
+    """Top-k error in [0, 1]: fraction of rows whose label is not in the top k."""
+    return float(1.0 - topk_hits(labels, y, k).mean())
+
+
+def precision_at_k(labels, y, k: int) -> float:
+    """Precision@k in [0, 1/k] for single-label data: hits in the top k divided by k."""
+    return float(topk_hits(labels, y, k).mean() / k)
+
+
+def perplexity_with_coverage(log_p: np.ndarray) -> tuple[float, float]:
+    """(perplexity over covered rows, covered fraction); covered = finite log p(y|x).
+
+    Perplexity is exp of the mean negative natural-log likelihood; NaN if nothing is covered.
+    """
+    log_p = np.asarray(log_p, dtype=np.float64)
+    covered = np.isfinite(log_p)
+    coverage = float(covered.mean()) if log_p.size else float("nan")
+    if not covered.any():
+        return float("nan"), coverage
+    return float(np.exp(-log_p[covered].mean())), coverage
+
+
+def smoothed_perplexity(log_p, support_size, n_classes: int,
+                        epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> float:
+    """Perplexity after giving each zero-probability class ``epsilon`` and renormalising.
+
+    For row i, ``n_classes - support_size[i]`` classes have probability zero; after
+    smoothing p'(y) = (p(y) or epsilon) / (1 + epsilon * n_zero_i). Always finite.
+    """
+    log_p = np.asarray(log_p, dtype=np.float64)
+    n_zero = n_classes - np.asarray(support_size, dtype=np.float64)
+    numerator = np.where(np.isfinite(log_p), log_p, np.log(epsilon))
+    log_smoothed = numerator - np.log1p(epsilon * n_zero)
+    return float(np.exp(-log_smoothed.mean()))
+
+
+def quality_metrics(labels, y, log_p=None, support_size=None, n_classes=None,
+                    ks=(1, 5), epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> dict:
+    """All quality metrics of one run as a flat dict (errors and coverage as fractions)."""
+    out = {}
+    for k in ks:
+        if labels.shape[1] >= k:
+            out[f"top{k}_error"] = topk_error(labels, y, k)
+            out[f"P@{k}"] = precision_at_k(labels, y, k)
+    if log_p is not None:
+        ppl, coverage = perplexity_with_coverage(log_p)
+        out["perplexity"] = ppl
+        out["coverage"] = coverage
+        out["mean_log_proba_covered"] = float(np.mean(log_p[np.isfinite(log_p)])) \
+            if np.isfinite(log_p).any() else float("nan")
+        if support_size is not None and n_classes is not None:
+            out["perplexity_smoothed"] = smoothed_perplexity(log_p, support_size, n_classes,
+                                                             epsilon)
+            out["smoothing_epsilon"] = epsilon
+    return out

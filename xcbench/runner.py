@@ -1,0 +1,224 @@
+"""Plans (method x params x dataset x seed) and runs each cell in its own process.
+
+Each run is isolated in a forked child with a timeout; the parent appends exactly one record
+per finished cell (status ``ok``, ``timeout`` or ``error``). An interrupted runner writes no
+record for the cell it was running, so ``resume=True`` re-runs exactly the missing cells.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+from sklearn.model_selection import ParameterGrid
+
+from . import __version__
+from .data import data_dir as resolve_data_dir
+from .data import get_dataset_spec
+from .measure import batch_throughput, latency_summary, single_example_latency, time_call
+from .metrics import DEFAULT_SMOOTHING_EPSILON, quality_metrics
+from .results import SCHEMA_VERSION, ResultStore, environment, run_key
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a plan: a method with fixed params on one dataset with one seed."""
+
+    method: str
+    params: tuple  # sorted (name, value) pairs, hashable
+    dataset: str
+    seed: int
+
+    @property
+    def params_dict(self) -> dict:
+        return dict(self.params)
+
+
+@dataclass
+class RunOptions:
+    """How each cell is measured."""
+
+    timeout: float = 1800.0
+    threads: int = 1
+    latency_calls: int = 1000
+    latency_warmup: int = 50
+    throughput_repeats: int = 3
+    topk: int = 5
+    smoothing_epsilon: float = DEFAULT_SMOOTHING_EPSILON
+    isolate: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cell]:
+    """All cells: for each method its param grid (overrides replace grid entries), x datasets x seeds.
+
+    ``param_overrides`` maps method name to {param: [values]}. Unknown methods or parameters
+    raise KeyError/ValueError listing what is valid.
+    """
+    from .api import get_method_spec
+
+    param_overrides = param_overrides or {}
+    unknown = set(param_overrides) - set(methods)
+    if unknown:
+        raise ValueError(f"parameters given for method(s) not in the plan: {sorted(unknown)}")
+    cells = []
+    for name in methods:
+        spec = get_method_spec(name)
+        grid = {**{k: list(v) for k, v in spec.param_grid.items()},
+                **{k: list(v) for k, v in param_overrides.get(name, {}).items()}}
+        spec.validate_params(grid)
+        for params in ParameterGrid(grid or [{}]):
+            for dataset in datasets:
+                for seed in seeds:
+                    cells.append(Cell(name, tuple(sorted(params.items())), dataset, int(seed)))
+    return cells
+
+
+def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:
+    """Fit and measure one cell in this process; return the record's measured sections."""
+    from threadpoolctl import threadpool_limits
+
+    from .api import get_method_spec
+
+    spec = get_method_spec(cell.method)
+    params = cell.params_dict
+    if "random_state" in spec.valid_params():
+        params.setdefault("random_state", cell.seed)
+    with threadpool_limits(limits=options.threads), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        method = spec.make(**params)
+        _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
+                                   n_classes=dataset.n_classes)
+        (labels, _), first_predict = time_call(method.predict_topk, dataset.X_test, options.topk)
+        log_p, log_proba_seconds = time_call(method.log_proba, dataset.X_test, dataset.y_test)
+        support = method.support_size(dataset.X_test)
+        batch_seconds = batch_throughput(method, dataset.X_test, options.topk,
+                                         options.throughput_repeats)
+        latency = single_example_latency(method, dataset.X_test, options.latency_calls,
+                                         options.latency_warmup, k=1)
+        stats = method.stats()
+    metrics = quality_metrics(labels, dataset.y_test, log_p, support, dataset.n_classes,
+                              epsilon=options.smoothing_epsilon)
+    n_test = dataset.X_test.shape[0]
+    summary = {
+        "fit_seconds": fit_seconds,
+        "throughput_per_s": float(n_test / np.median(batch_seconds)),
+        "train_examples_per_s": float(dataset.X_train.shape[0] / fit_seconds),
+        **latency_summary(latency),
+    }
+    timings = {
+        "fit_seconds": fit_seconds,
+        "first_predict_seconds": first_predict,
+        "log_proba_seconds": log_proba_seconds,
+        "batch_predict_seconds": batch_seconds.tolist(),
+        "batch_size": n_test,
+        "latency_seconds": latency.tolist(),
+    }
+    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    return {"metrics": metrics, "stats": stats, "summary": summary, "timings": timings,
+            "warnings": messages}
+
+
+def _child(conn, cell, dataset, options):
+    try:
+        conn.send(("ok", measure_cell(cell, dataset, options)))
+    except BaseException as exc:  # report every failure, including SystemExit
+        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+    finally:
+        conn.close()
+
+
+def _run_isolated(cell, dataset, options):
+    """Run one cell in a forked child; return (status, payload or error text)."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, cell, dataset, options), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if parent.poll(options.timeout):
+            try:
+                status, payload = parent.recv()
+            except EOFError:
+                proc.join()
+                return "error", f"the run's process died (exit code {proc.exitcode})"
+            proc.join()
+            return status, payload
+        return "timeout", f"exceeded the timeout of {options.timeout:g} s"
+    finally:
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+        parent.close()
+
+
+def _run_inline(cell, dataset, options):
+    try:
+        return "ok", measure_cell(cell, dataset, options)
+    except Exception as exc:
+        return "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+
+
+def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
+             options: RunOptions | None = None, resume=False, data_dir=None, progress=True):
+    """Run every cell of the plan, append one record per cell to ``out``; return the new records.
+
+    With ``resume=True`` cells whose key is already stored (any status) are skipped.
+    """
+    from tqdm.auto import tqdm
+
+    from .api import get_method_spec
+
+    options = options or RunOptions()
+    cells = expand_plan(methods, datasets, seeds, param_overrides)
+    for name in datasets:  # fail early on an unknown dataset, before any work
+        get_dataset_spec(name)
+    store = ResultStore(out)
+    done = store.keys() if resume else set()
+    env = environment(options.threads)
+    records = []
+    bar = tqdm(total=len(cells), desc="xcbench run", unit="run", disable=not progress)
+    for dataset_name in dict.fromkeys(c.dataset for c in cells):
+        bar.set_postfix_str(f"loading {dataset_name}")
+        dataset = get_dataset_spec(dataset_name).load(resolve_data_dir(data_dir))
+        for cell in [c for c in cells if c.dataset == dataset_name]:
+            key = run_key(cell.method, cell.params_dict, cell.dataset, dataset.checksum,
+                          cell.seed, __version__)
+            if key in done:
+                bar.update(1)
+                continue
+            bar.set_postfix_str(f"{cell.method} on {dataset_name} seed {cell.seed}")
+            started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            t0 = time.perf_counter()
+            runner = _run_isolated if options.isolate else _run_inline
+            status, payload = runner(cell, dataset, options)
+            spec = get_method_spec(cell.method)
+            record = {
+                "schema_version": SCHEMA_VERSION, "key": key, "method": cell.method,
+                "plugin": spec.plugin, "family": spec.family, "params": cell.params_dict,
+                "dataset": dataset_name, "dataset_checksum": dataset.checksum,
+                "dataset_version": dataset.version, "seed": cell.seed, "status": status,
+                "error": None if status == "ok" else payload, "started_at": started,
+                "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
+                "environment": env, **(payload if status == "ok" else {}),
+            }
+            store.append(record)
+            records.append(record)
+            bar.update(1)
+            if progress:
+                tqdm.write(_one_line(record))
+    bar.close()
+    return records
+
+
+def _one_line(record: dict) -> str:
+    head = f"{record['method']} {record['params']} on {record['dataset']} seed {record['seed']}"
+    if record["status"] != "ok":
+        return f"{head}: {record['status'].upper()} {record['error'].splitlines()[0]}"
+    m, s = record["metrics"], record["summary"]
+    return (f"{head}: top-1 error {m['top1_error']:.3f}, fit {s['fit_seconds']:.1f} s, "
+            f"p50 {s['latency_p50_ms']:.3f} ms")
