@@ -6,6 +6,7 @@ from scipy.special import log_expit, logsumexp
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
+from .joint_ova import fit_joint_ova
 from xcbench.method import Method, check_labels, check_X, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
@@ -31,7 +32,12 @@ class _LinearClassifier(Method):
         return self
 
     def _train(self, X, y):  # pragma: no cover - abstract
+        """Return (coef (K_seen, D), intercept (K_seen,)) for the classes in ``classes_``."""
         raise NotImplementedError
+
+    def _index_of_fit(self, y):
+        """Labels mapped to 0..K_seen-1 (their rank among the classes seen in training)."""
+        return np.searchsorted(self.classes_, y)
 
     def _log_normalise(self, scores):  # pragma: no cover - abstract
         """Turn raw scores (n, K_seen) into log-probabilities over the seen classes."""
@@ -119,11 +125,13 @@ class OneVsAll(_LinearClassifier):
 
     p(y|x) is each class's sigmoid normalised over the classes (as scikit-learn's
     ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C``, ``max_iter``, ``tol``,
-    ``solver`` (default LIBLINEAR), ``n_jobs`` (binary problems trained in parallel),
-    ``random_state``.
+    ``solver``: ``"joint-lbfgs"`` (default: all K problems as one L-BFGS problem, see
+    ``joint_ova``) or any scikit-learn LogisticRegression solver (``"liblinear"``,
+    ``"lbfgs"``, ...) run once per class through ``OneVsRestClassifier``; ``n_jobs``
+    (binary problems trained in parallel, scikit-learn solvers only), ``random_state``.
     """
 
-    def __init__(self, C=1.0, max_iter=100, tol=1e-4, solver="liblinear", n_jobs=1,
+    def __init__(self, C=1.0, max_iter=200, tol=1e-4, solver="joint-lbfgs", n_jobs=1,
                  random_state=None):
         self.C = C
         self.max_iter = max_iter
@@ -133,6 +141,10 @@ class OneVsAll(_LinearClassifier):
         self.random_state = random_state
 
     def _train(self, X, y):
+        if self.solver == "joint-lbfgs":
+            coef, intercept, _ = fit_joint_ova(X, self._index_of_fit(y), len(self.classes_),
+                                               C=self.C, max_iter=self.max_iter, tol=self.tol)
+            return coef, intercept
         binary = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
                                     solver=self.solver, random_state=self.random_state)
         model = OneVsRestClassifier(binary, n_jobs=self.n_jobs).fit(X, y)

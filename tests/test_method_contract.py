@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+
+import xcbench
+from xcbench.method import MethodSpec, check_labels, check_X, topk_from_scores
+from xcbench.testing import check_method
+
+
+@pytest.mark.parametrize("name", ["ova", "softmax"])
+def test_builtin_methods_conform(name):
+    check_method(name)
+
+
+def test_unknown_parameter_lists_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) Cee.*valid parameters: C"):
+        xcbench.make_method("softmax", Cee=1)
+
+
+def test_unknown_method_lists_registered():
+    with pytest.raises(KeyError, match="registered methods: .*ova.*softmax"):
+        xcbench.make_method("nope")
+
+
+def test_spec_rejects_bad_family():
+    with pytest.raises(ValueError, match="family"):
+        MethodSpec("x", "forest", "", lambda: None)
+
+
+def test_topk_pads_when_k_exceeds_classes():
+    scores = np.array([[0.1, 0.5, 0.2], [3.0, 1.0, 2.0]])
+    labels, top = topk_from_scores(scores, 5)
+    assert labels.tolist() == [[1, 2, 0, -1, -1], [0, 2, 1, -1, -1]]
+    assert np.isneginf(top[:, 3:]).all()
+
+
+def test_check_X_errors_name_the_problem():
+    with pytest.raises(ValueError, match="2-dimensional"):
+        check_X(np.zeros(3))
+    with pytest.raises(ValueError, match="NaN"):
+        check_X(np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match="3 features but the model was fitted with 4"):
+        check_X(np.zeros((2, 3)), n_features=4)
+
+
+def test_check_labels_out_of_range():
+    with pytest.raises(ValueError, match="out of range"):
+        check_labels(np.array([0, 5]), 2, n_classes=3)
+    with pytest.raises(ValueError, match="0..K-1"):
+        check_labels(np.array([0, -1]), 2)
+    with pytest.raises(ValueError, match="shape"):
+        check_labels(np.array([0, 1, 2]), 2)
+
+
+def test_check_method_catches_a_broken_method():
+    from xcbench_linear import Softmax
+
+    class Unsorted(Softmax):
+        def predict_topk(self, X, k=1):
+            labels, scores = super().predict_topk(X, k)
+            return labels[:, ::-1].copy(), scores[:, ::-1].copy()
+
+    with pytest.raises(AssertionError, match="check_fit_predict_dense"):
+        check_method(Unsorted)
+
+
+def test_softmax_probabilities_sum_to_one():
+    m = xcbench.make_method("softmax")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 5)), rng.integers(0, 4, 200)
+    m.fit(X, y)
+    total = sum(np.exp(m.log_proba(X, np.full(200, c))) for c in range(4))
+    np.testing.assert_allclose(total, 1.0, rtol=1e-10)

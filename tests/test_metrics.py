@@ -1,0 +1,43 @@
+import numpy as np
+import pytest
+
+from xcbench.metrics import (perplexity_with_coverage, precision_at_k, quality_metrics,
+                             smoothed_perplexity, topk_error)
+
+
+def test_topk_error_and_precision():
+    labels = np.array([[0, 1], [2, 0], [1, 2]])
+    y = np.array([0, 0, 0])
+    assert topk_error(labels, y, 1) == pytest.approx(2 / 3)
+    assert topk_error(labels, y, 2) == pytest.approx(1 / 3)
+    assert precision_at_k(labels, y, 2) == pytest.approx((2 / 3) / 2)
+
+
+def test_perplexity_with_coverage():
+    log_p = np.array([np.log(0.5), np.log(0.25), -np.inf, -np.inf])
+    ppl, cov = perplexity_with_coverage(log_p)
+    assert cov == 0.5
+    assert ppl == pytest.approx(np.exp(-(np.log(0.5) + np.log(0.25)) / 2))
+    assert np.isnan(perplexity_with_coverage(np.array([-np.inf]))[0])
+
+
+def test_smoothed_perplexity_by_hand():
+    # K=4, row 0: true label has p=0.5 and 2 classes have p=0; row 1: true label has p=0
+    log_p = np.array([np.log(0.5), -np.inf])
+    support = np.array([2, 3])
+    eps = 0.01
+    expected_p = np.array([0.5 / (1 + 2 * eps), eps / (1 + eps)])
+    got = smoothed_perplexity(log_p, support, 4, eps)
+    assert got == pytest.approx(np.exp(-np.log(expected_p).mean()))
+
+
+def test_smoothing_is_identity_without_zeros():
+    log_p = np.log(np.array([0.2, 0.7]))
+    assert smoothed_perplexity(log_p, np.array([5, 5]), 5) == \
+        pytest.approx(perplexity_with_coverage(log_p)[0])
+
+
+def test_quality_metrics_keys():
+    out = quality_metrics(np.array([[0, 1, 2, 3, 4]]), np.array([3]), np.array([-1.0]),
+                          np.array([5]), 5)
+    assert out["top1_error"] == 1.0 and out["top5_error"] == 0.0 and out["coverage"] == 1.0

@@ -1,0 +1,105 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import xcbench
+from xcbench.plugins import register_plugin
+from xcbench.report import write_report
+from xcbench.results import ResultStore
+from xcbench.runner import RunOptions, expand_plan, run_plan
+
+FAST = RunOptions(latency_calls=50, latency_warmup=5, throughput_repeats=1, timeout=60)
+
+
+def test_expand_plan_is_the_full_product():
+    cells = expand_plan(["ova", "softmax"], ["synthetic-small"], seeds=[0, 1],
+                        param_overrides={"softmax": {"C": [0.1, 1.0]}})
+    assert len(cells) == 2 + 4
+    assert {c.params_dict["C"] for c in cells if c.method == "softmax"} == {0.1, 1.0}
+
+
+def test_expand_plan_rejects_unknown_parameter():
+    with pytest.raises(ValueError, match="valid parameters"):
+        expand_plan(["ova"], ["synthetic-small"], param_overrides={"ova": {"bogus": [1]}})
+
+
+def test_run_plan_records_and_resume(tmp_path):
+    records = run_plan(["softmax"], ["synthetic-small"], seeds=[0, 1], out=tmp_path,
+                       options=FAST, progress=False)
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    r = records[0]
+    assert r["schema_version"] == 1 and len(r["key"]) == 16
+    assert len(r["timings"]["latency_seconds"]) == 50
+    assert r["environment"]["threads"] == 1
+    assert 0 <= r["metrics"]["top1_error"] <= 1
+    assert r["dataset_stats"]["bayes_error"] < r["metrics"]["top1_error"] + 0.05
+    again = run_plan(["softmax"], ["synthetic-small"], seeds=[0, 1, 2], out=tmp_path,
+                     options=FAST, progress=False, resume=True)
+    assert [x["seed"] for x in again] == [2]
+    assert len(ResultStore(tmp_path).records()) == 3
+
+
+class _Sleepy(xcbench.Method):
+    def __init__(self, seconds=30.0):
+        self.seconds = seconds
+
+    def fit(self, X, y, n_classes=None):
+        time.sleep(self.seconds)
+        return self
+
+
+class _Broken(xcbench.Method):
+    def fit(self, X, y, n_classes=None):
+        raise RuntimeError("this method always fails")
+
+
+class _Plugin:
+    @xcbench.hookimpl
+    def register_methods(self, register):
+        register(xcbench.MethodSpec("sleepy", "flat", "sleeps in fit", _Sleepy))
+        register(xcbench.MethodSpec("broken", "flat", "raises in fit", _Broken))
+
+
+def test_timeout_and_error_are_recorded_and_reported(tmp_path, fresh_plugins):
+    register_plugin(_Plugin(), name="test-failures")
+    options = RunOptions(**{**FAST.__dict__, "timeout": 2.0})
+    t0 = time.perf_counter()
+    records = run_plan(["sleepy", "broken", "softmax"], ["synthetic-small"], out=tmp_path,
+                       options=options, progress=False)
+    assert time.perf_counter() - t0 < 25
+    status = {r["method"]: r["status"] for r in records}
+    assert status == {"sleepy": "timeout", "broken": "error", "softmax": "ok"}
+    assert "this method always fails" in records[1]["error"]
+    text = write_report(tmp_path)["markdown"].read_text()
+    assert "| sleepy | defaults | 0 | timeout |" in text
+    assert "| broken | defaults | 0 | error | RuntimeError: this method always fails |" in text
+    assert "| softmax |" in text
+
+
+def test_killed_run_then_resume_gives_each_cell_once(tmp_path):
+    cmd = [sys.executable, "-m", "xcbench.cli", "run", "--methods", "ova,softmax",
+           "--dataset", "synthetic-small", "--seeds", "0,1,2,3,4,5", "--out", str(tmp_path),
+           "--latency-calls", "3000", "--quiet", "--no-report"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    results = tmp_path / "results.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if results.exists() and results.read_text().count("\n") >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the runner and its child, mid-way
+    proc.wait()
+    before = results.read_text().count("\n")
+    assert 2 <= before < 12, "the kill should land mid-way through the 12 cells"
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = results.read_text().splitlines()
+    keys = [json.loads(line)["key"] for line in lines]  # every line parses
+    assert len(keys) == 12 and len(set(keys)) == 12

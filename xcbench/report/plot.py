@@ -1,0 +1,51 @@
+"""Plots of run results: test error against single-example latency, Pareto front marked."""
+from __future__ import annotations
+
+import math
+
+from .aggregate import group_rows, params_label
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats on both coordinates (lower is better)."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
+    front, best = [], math.inf
+    for i in order:
+        if points[i][1] < best:
+            front.append(i)
+            best = points[i][1]
+    return front
+
+
+def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
+    """Save a PNG of top-1 error (%) vs p50 latency (ms, log scale); False if nothing to plot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in group_rows(records)
+            if all(math.isfinite(r["values"][c][0]) for c in ("p50 ms", "top-1 err %"))]
+    if not rows:
+        return False
+    points = [(r["values"]["p50 ms"][0], 100 * r["values"]["top-1 err %"][0]) for r in rows]
+    front = pareto_front(points)
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    for i, (row, (x, y)) in enumerate(zip(rows, points)):
+        ax.scatter([x], [y], s=40, zorder=3, edgecolor="black" if i in front else "none",
+                   label=f"{row['method']} ({params_label(row['params'])})")
+    fx, fy = zip(*sorted(points[i] for i in front))
+    ax.step(fx, fy, where="post", color="grey", linestyle="--", zorder=2, label="Pareto front (outlined points)")
+    stats = records[0].get("dataset_stats") or {}
+    if stats.get("bayes_error") is not None:
+        ax.axhline(100 * stats["bayes_error"], color="red", linestyle=":", label="Bayes error")
+    ax.set_xscale("log")
+    ax.set_xlabel("single-example latency p50 (ms, log scale)")
+    ax.set_ylabel("top-1 test error (%)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True

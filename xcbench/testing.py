@@ -1,0 +1,181 @@
+"""Conformance checks for method plugins, like scikit-learn's ``check_estimator``.
+
+Third-party authors run ``check_method("my-method")`` (a registered name), or pass a
+``MethodSpec`` or a factory, in their own tests. Each check raises AssertionError naming
+the check and what was wrong.
+"""
+from __future__ import annotations
+
+import pickle
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from .data.synthetic import make_hierarchical
+from .method import MethodSpec
+
+N_CLASSES = 12
+
+
+def _problem(seed=0):
+    ds = make_hierarchical(n_classes=N_CLASSES, n_features=8, n_train=360, n_test=80,
+                           levels=2, spread=6.0, shrink=0.5, noise=0.5, bayes_samples=200,
+                           seed=seed)
+    return ds.X_train, ds.y_train, ds.X_test, ds.y_test
+
+
+def _factory(method, params) -> Callable:
+    from .api import get_method_spec
+
+    if isinstance(method, str):
+        method = get_method_spec(method)
+    if isinstance(method, MethodSpec):
+        spec = method
+        return lambda **extra: spec.make(**{**params, **extra})
+    return lambda **extra: method(**{**params, **extra})
+
+
+def _seeded(factory, seed):
+    try:
+        return factory(random_state=seed)
+    except (TypeError, ValueError):  # the method takes no random_state
+        return factory()
+
+
+def _check_topk_output(labels, scores, n, k, n_classes, where):
+    assert labels.shape == (n, k) and scores.shape == (n, k), \
+        f"{where}: predict_topk must return two ({n}, {k}) arrays, got {labels.shape}, {scores.shape}"
+    assert np.issubdtype(labels.dtype, np.integer), f"{where}: labels must be integers, got {labels.dtype}"
+    assert np.issubdtype(scores.dtype, np.floating), f"{where}: scores must be floats, got {scores.dtype}"
+    valid = labels >= 0
+    assert np.all(labels[valid] < n_classes), f"{where}: a label is >= n_classes ({n_classes})"
+    assert np.all(labels[~valid] == -1), f"{where}: a label is negative but not the -1 padding"
+    assert np.all(np.isneginf(scores[~valid])), f"{where}: padding (-1) must have score -inf"
+    assert np.all(valid[:, 0]), f"{where}: every row needs at least one predicted label"
+    # valid entries first, then padding; scores non-increasing along each row
+    assert np.all(valid[:, :-1] | ~valid[:, 1:]), f"{where}: padding must come after real labels"
+    s = np.where(valid, scores, -np.inf)
+    assert np.all((s[:, :-1] >= s[:, 1:]) | ~valid[:, 1:]), f"{where}: rows not sorted by score"
+    for row in labels:
+        real = row[row >= 0]
+        assert len(set(real.tolist())) == len(real), f"{where}: a label repeats within a row"
+
+
+def check_fit_predict_dense(factory):
+    X, y, Xt, yt = _problem()
+    for dtype in (np.float64, np.float32):
+        m = _seeded(factory, 0).fit(X.astype(dtype), y, n_classes=N_CLASSES)
+        labels, scores = m.predict_topk(Xt.astype(dtype), 3)
+        _check_topk_output(labels, scores, len(yt), 3, N_CLASSES, f"dense {dtype.__name__}")
+        acc = float((labels[:, 0] == yt).mean())
+        assert acc > 2.0 / N_CLASSES, \
+            f"dense {dtype.__name__}: top-1 accuracy {acc:.2f} on an easy problem is near chance"
+
+
+def check_fit_predict_sparse(factory):
+    X, y, Xt, yt = _problem()
+    Xs, Xts = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0, X)), sp.csr_matrix(Xt)
+    m = _seeded(factory, 0).fit(Xs, y, n_classes=N_CLASSES)
+    labels, scores = m.predict_topk(Xts, 3)
+    _check_topk_output(labels, scores, len(yt), 3, N_CLASSES, "sparse CSR")
+    dense = m.predict_topk(Xts.toarray(), 3)
+    assert np.array_equal(labels, dense[0]), "sparse and dense copies of X predict differently"
+
+
+def check_k_larger_than_classes(factory):
+    X, y, Xt, _ = _problem()
+    m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
+    k = N_CLASSES + 5
+    labels, scores = m.predict_topk(Xt[:7], k)
+    _check_topk_output(labels, scores, 7, k, N_CLASSES, f"k={k} > K={N_CLASSES}")
+    assert np.all(labels[:, N_CLASSES:] == -1), "more real labels than classes"
+
+
+def check_absent_classes(factory):
+    X, y, Xt, yt = _problem()
+    keep = y < N_CLASSES - 3  # the last three classes never appear in training
+    m = _seeded(factory, 0).fit(X[keep], y[keep], n_classes=N_CLASSES)
+    labels, scores = m.predict_topk(Xt, N_CLASSES)
+    _check_topk_output(labels, scores, len(yt), N_CLASSES, N_CLASSES, "classes absent from training")
+    log_p = m.log_proba(Xt, yt)
+    assert log_p.shape == (len(yt),), f"log_proba shape {log_p.shape} != ({len(yt)},)"
+    assert not np.isnan(log_p).any() and np.all(log_p <= 1e-9), "log_proba must be <= 0, not NaN"
+
+
+def check_log_proba(factory):
+    X, y, Xt, yt = _problem()
+    m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
+    log_p = m.log_proba(Xt, yt)
+    assert log_p.shape == (len(yt),) and np.issubdtype(log_p.dtype, np.floating), \
+        f"log_proba must return ({len(yt)},) floats, got {log_p.shape} {log_p.dtype}"
+    assert not np.isnan(log_p).any(), "log_proba returned NaN (use -inf for probability zero)"
+    assert np.all(log_p <= 1e-9), f"log_proba must be <= 0, max was {log_p.max()}"
+    assert np.isfinite(log_p).mean() > 0.5, "log_proba is -inf for most rows of an easy problem"
+    support = m.support_size(Xt)
+    assert support.shape == (len(yt),) and np.all((support >= 1) & (support <= N_CLASSES)), \
+        "support_size must be in 1..K for each row"
+
+
+def check_deterministic(factory):
+    X, y, Xt, _ = _problem()
+    a = _seeded(factory, 7).fit(X, y, n_classes=N_CLASSES).predict_topk(Xt, 3)
+    b = _seeded(factory, 7).fit(X, y, n_classes=N_CLASSES).predict_topk(Xt, 3)
+    assert np.array_equal(a[0], b[0]) and np.allclose(a[1], b[1], equal_nan=True), \
+        "two fits with the same seed predict differently"
+
+
+def check_pickle(factory):
+    X, y, Xt, yt = _problem()
+    m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
+    m2 = pickle.loads(pickle.dumps(m))
+    a, b = m.predict_topk(Xt, 3), m2.predict_topk(Xt, 3)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), \
+        "predictions differ after a pickle round trip"
+    assert np.array_equal(m.log_proba(Xt, yt), m2.log_proba(Xt, yt)), \
+        "log_proba differs after a pickle round trip"
+
+
+def check_stats(factory):
+    X, y, _, _ = _problem()
+    stats = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES).stats()
+    for key in ("n_params", "bytes"):
+        assert key in stats and int(stats[key]) >= 0, f"stats() must report {key!r}"
+
+
+def check_bad_input(factory):
+    X, y, Xt, yt = _problem()
+    m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
+    for bad, what in ((Xt[:, :-1], "too few features"), (Xt[0], "a 1-d row")):
+        try:
+            m.predict_topk(bad, 1)
+        except ValueError:
+            continue
+        raise AssertionError(f"predict_topk accepted {what} instead of raising ValueError")
+    try:
+        _seeded(factory, 0).fit(X, y, n_classes=int(y.max()))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("fit accepted labels >= n_classes instead of raising ValueError")
+
+
+ALL_CHECKS = [check_fit_predict_dense, check_fit_predict_sparse, check_k_larger_than_classes,
+              check_absent_classes, check_log_proba, check_deterministic, check_pickle,
+              check_stats, check_bad_input]
+
+
+def check_method(method, params: dict | None = None, skip: tuple[str, ...] = ()) -> None:
+    """Run every conformance check on a method (registered name, MethodSpec or factory).
+
+    ``params`` are hyperparameters passed to the factory; ``skip`` names checks to leave out
+    (say why in your tests). Raises AssertionError naming the first failing check.
+    """
+    factory = _factory(method, params or {})
+    for check in ALL_CHECKS:
+        if check.__name__ in skip:
+            continue
+        try:
+            check(factory)
+        except AssertionError as exc:
+            raise AssertionError(f"{check.__name__} failed for {method!r}: {exc}") from exc
