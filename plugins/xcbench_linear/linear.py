@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_expit, logsumexp
+from scipy.special import log_expit
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
 from .joint_ova import fit_joint_ova
-from xcbench.method import Method, check_labels, check_X, topk_from_scores
+from xcbench.method import Method, check_labels, check_X, log_normalize, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
 
@@ -117,7 +117,7 @@ class Softmax(_LinearClassifier):
         return model.coef_, model.intercept_
 
     def _log_normalise(self, scores):
-        return scores - logsumexp(scores, axis=1, keepdims=True)
+        return log_normalize(scores)
 
 
 class OneVsAll(_LinearClassifier):
@@ -157,4 +157,4 @@ class OneVsAll(_LinearClassifier):
 
     def _log_normalise(self, scores):
         log_sig = log_expit(scores)
-        return log_sig - logsumexp(log_sig, axis=1, keepdims=True)
+        return log_normalize(log_sig)
