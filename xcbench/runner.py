@@ -184,7 +184,8 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
     bar = tqdm(total=len(cells), desc="xcbench run", unit="run", disable=not progress)
     for dataset_name in dict.fromkeys(c.dataset for c in cells):
         bar.set_postfix_str(f"loading {dataset_name}")
-        dataset = get_dataset_spec(dataset_name).load(resolve_data_dir(data_dir))
+        dataset_spec = get_dataset_spec(dataset_name)
+        dataset = dataset_spec.load(resolve_data_dir(data_dir))
         for cell in [c for c in cells if c.dataset == dataset_name]:
             key = run_key(cell.method, cell.params_dict, cell.dataset, dataset.checksum,
                           cell.seed, __version__)
@@ -201,7 +202,8 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
                 "schema_version": SCHEMA_VERSION, "key": key, "method": cell.method,
                 "plugin": spec.plugin, "family": spec.family, "params": cell.params_dict,
                 "dataset": dataset_name, "dataset_checksum": dataset.checksum,
-                "dataset_version": dataset.version, "seed": cell.seed, "status": status,
+                "dataset_version": dataset.version,
+                "dataset_description": dataset_spec.description, "seed": cell.seed, "status": status,
                 "error": None if status == "ok" else payload, "started_at": started,
                 "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
                 "environment": env, **(payload if status == "ok" else {}),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import xcbench
 
 from .dataset import DatasetSpec
+from .recipes import builtin_recipes
 from .synthetic import make_hierarchical
 
 __version__ = xcbench.__version__
@@ -36,4 +37,6 @@ SYNTHETIC = [
 @xcbench.hookimpl
 def register_datasets(register):
     for spec in SYNTHETIC:
+        register(spec)
+    for spec in builtin_recipes():
         register(spec)

@@ -16,13 +16,18 @@ TASKS = ("multiclass", "next-word")
 class Source:
     """One file a dataset is built from: where to get it and its expected SHA-256.
 
-    ``sha256`` is None where the checksum is not yet known; the hash of what was
-    downloaded is then recorded in each run record.
+    ``filename`` is relative to the data directory. ``sha256`` is None where the checksum
+    is not yet known; the hash of the file actually used is then recorded in each run
+    record. ``role`` tells the builder what the file is (``train``, ``test``, ...);
+    ``fallback`` is another file with the same content (e.g. uncompressed, downloadable)
+    used when this one is absent and has no URL.
     """
 
     filename: str
     url: str | None = None
     sha256: str | None = None
+    role: str = ""
+    fallback: "Source | None" = None
 
 
 @dataclass

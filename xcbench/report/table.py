@@ -27,8 +27,10 @@ def dataset_header(records: list[dict]) -> list[str]:
     """Lines describing the dataset of these records (size, checksum, Bayes error)."""
     r = records[0]
     st = r.get("dataset_stats") or {}
-    lines = [f"## {r['dataset']}", "",
-             f"N_train={st.get('n_train')}, N_test={st.get('n_test')}, D={st.get('n_features')}, "
+    lines = [f"## {r['dataset']}", ""]
+    if r.get("dataset_description"):
+        lines += [r["dataset_description"] + ".", ""]
+    lines += [f"N_train={st.get('n_train')}, N_test={st.get('n_test')}, D={st.get('n_features')}, "
              f"K={st.get('n_classes')}; dataset version {r.get('dataset_version')}, "
              f"checksum `{r.get('dataset_checksum')}`."]
     if st.get("bayes_error") is not None:
