@@ -9,6 +9,13 @@ if "XCBENCH_DATA_DIR" not in os.environ and SHARED_DATA.is_dir():
     os.environ["XCBENCH_DATA_DIR"] = str(SHARED_DATA)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_processed_cache(tmp_path_factory):
+    """Tests write processed datasets to a throw-away cache, never the user's."""
+    if "XCBENCH_CACHE_DIR" not in os.environ:
+        os.environ["XCBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("processed"))
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The shared real-data folder; the test is skipped when it is absent."""

@@ -86,7 +86,7 @@ def cmd_list(args) -> int:
 
         where = data_dir(args.data_dir)
         for name, spec in sorted(dataset_specs().items()):
-            print(f"{name:<18} {dataset_status(spec, where):<12} {spec.description}")
+            print(f"{name:<22} {dataset_status(spec, where):<13} {spec.description}")
         print(f"(data directory: {where})")
     return 0
 

@@ -55,7 +55,7 @@ def _integer_labels(path, y, rows_to_lines=None):
     if bad.any():
         row = int(np.argmax(bad))
         line = rows_to_lines(row) if rows_to_lines else row + 1
-        raise FormatError(path, line, f"label {y[row]!r} is not an integer class id")
+        raise FormatError(path, line, f"label {float(y[row])!r} is not an integer class id")
     return y.astype(np.int64)
 
 

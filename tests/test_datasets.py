@@ -1,0 +1,149 @@
+import bz2
+import time
+
+import numpy as np
+import pytest
+
+import xcbench
+from xcbench.data.builtin import SPARSE_SCALING
+from xcbench.data.fetch import ChecksumError, DataError
+from xcbench.data.ptb import build_ptb_next_word
+from xcbench.data.readers import FormatError
+from xcbench.data.recipes import spec_from_recipe
+from xcbench.data.synthetic import bayes_predict, make_hierarchical, make_sparse_hierarchical
+
+# (name, n_train + n_test, D, K) as stated in ../shared/data/README.md
+SHARED = [("letter", 20000, 16, 26), ("leaves100", 1600, 192, 100),
+          ("aloi27d", 50000, 27, 1000), ("aloi27d-438", 48492, 27, 438)]
+
+
+@pytest.mark.parametrize("name,n,d,k", SHARED)
+def test_shared_dataset_shapes(shared_data, name, n, d, k):
+    ds = xcbench.load_dataset(name, shared_data)
+    st = ds.stats
+    assert (st["n_train"] + st["n_test"], st["n_features"], st["n_classes"]) == (n, d, k)
+    assert ds.y_train.min() >= 0 and max(ds.y_train.max(), ds.y_test.max()) < k
+    assert ds.checksum.startswith("sha256:")
+
+
+def test_letter_uses_standard_split(shared_data):
+    st = xcbench.load_dataset("letter", shared_data).stats
+    assert (st["n_train"], st["n_test"]) == (16000, 4000)
+
+
+def test_ptb_next_word_counts_and_warm_load(shared_data):
+    ds = xcbench.load_dataset("ptb", shared_data)
+    st = ds.stats
+    assert st["n_classes"] == 6719 and st["n_features"] == 150  # words seen >= 10 times
+    assert st["train_words"] == 887521 and st["test_words"] == 78669
+    assert (st["n_train"], st["n_test"]) == (572902, 49804)
+    assert ds.info["class_names"][:3] == ["the", "<unk>", "N"]
+    t0 = time.perf_counter()
+    warm = xcbench.load_dataset("ptb", shared_data)
+    assert time.perf_counter() - t0 < 2.0
+    assert warm.checksum == ds.checksum and np.array_equal(warm.y_test, ds.y_test)
+
+
+def _tiny_corpus(tmp_path):
+    (tmp_path / "glove").mkdir()
+    words = ["a", "b", "c", "d", "e"]
+    rng = np.random.default_rng(0)
+    lines = [w + " " + " ".join(f"{v:.3f}" for v in rng.normal(size=50)) for w in words]
+    (tmp_path / "glove" / "glove.6B.50d.txt").write_text("\n".join(lines) + "\n")
+    train = tmp_path / "train.txt"
+    train.write_text("a b c d e\na b <unk> d e\nz a b c d\n")
+    return {"train": train, "test": train}
+
+
+def test_ptb_rules_on_a_tiny_corpus(tmp_path):
+    paths = _tiny_corpus(tmp_path)
+    params = dict(min_count=2, unk_is_class=False, context=3, missing_context="drop")
+    arrays, k, info = build_ptb_next_word(paths, params, tmp_path)
+    # classes: words seen >= 2 times, <unk> excluded: a b c d e
+    assert k == 5 and sorted(info["class_names"]) == ["a", "b", "c", "d", "e"]
+    # sentence 1: a b c -> d, b c d -> e; sentence 2: contexts hold <unk>: dropped;
+    # sentence 3: z (no vector) a b -> c dropped, a b c -> d kept; no cross-sentence example
+    assert len(arrays["y_train"]) == 3
+    zero = build_ptb_next_word(paths, {**params, "missing_context": "zero"}, tmp_path)[0]
+    assert len(zero["y_train"]) == 3 + 2 + 1  # <unk> target still not a class
+    with_unk = build_ptb_next_word(paths, {**params, "unk_is_class": True, "min_count": 1},
+                                   tmp_path)
+    assert "<unk>" in with_unk[2]["class_names"]
+
+
+def test_aloi_loader_on_a_small_local_file(tmp_path):
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(200):
+        feats = " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(rng.random(128)) if v > 0.5)
+        lines.append(f"{i % 10} {feats}")
+    (tmp_path / "aloi").mkdir()
+    (tmp_path / "aloi" / "aloi.scale.bz2").write_bytes(bz2.compress("\n".join(lines).encode()))
+    ds = xcbench.load_dataset("aloi", tmp_path)
+    assert ds.X_train.shape == (180, 128) and ds.X_test.shape == (20, 128)
+    assert ds.n_classes == 10
+    np.testing.assert_allclose(ds.X_train.mean(axis=0), 0, atol=1e-12)  # mean subtracted
+    assert len(ds.info["source_sha256"]["data"]) == 64  # unknown upstream hash, recorded
+
+
+def test_corrupt_shared_copy_is_reported(tmp_path, shared_data, monkeypatch):
+    monkeypatch.setenv("XCBENCH_CACHE_DIR", str(tmp_path / "cache"))  # no processed copy
+    (tmp_path / "letter").mkdir()
+    original = (shared_data / "letter" / "letter-recognition.data").read_bytes()
+    (tmp_path / "letter" / "letter-recognition.data").write_bytes(original[:1000])
+    with pytest.raises(ChecksumError, match="expected 9b63b12c"):
+        xcbench.load_dataset("letter", tmp_path)
+
+
+def test_truncated_ptb_file_is_a_format_error(tmp_path, shared_data):
+    from xcbench.data.ptb import read_sentences
+
+    data = (shared_data / "ptb" / "ptb.test.txt.xz").read_bytes()
+    (tmp_path / "t.txt.xz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(FormatError, match="truncated or corrupt"):
+        read_sentences(tmp_path / "t.txt.xz")
+
+
+def test_missing_dataset_files_name_the_place(tmp_path, monkeypatch):
+    monkeypatch.setenv("XCBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(DataError, match=str(tmp_path / "letter" / "letter-recognition.data")):
+        xcbench.load_dataset("letter", tmp_path)
+
+
+def test_malformed_recipe(tmp_path):
+    (tmp_path / "r.toml").write_text('name = "x"\ntask = "multiclass"\n')
+    with pytest.raises(DataError, match="malformed dataset recipe"):
+        spec_from_recipe(tmp_path / "r.toml")
+
+
+def test_unknown_dataset_lists_registered():
+    with pytest.raises(KeyError, match="registered datasets: .*letter.*synthetic"):
+        xcbench.load_dataset("nope")
+
+
+def test_gaussian_bayes_error_matches_the_bayes_rule():
+    ds = make_hierarchical(n_classes=40, n_features=8, n_train=10, n_test=20000, levels=2,
+                           spread=5.0, noise=0.8, bayes_samples=20000, seed=3)
+    pred = bayes_predict(ds.X_test, ds.info["class_means"], ds.info["class_priors"],
+                         ds.info["noise"])
+    empirical = float((pred != ds.y_test).mean())
+    se = np.sqrt(empirical * (1 - empirical) / len(pred)) + ds.info["bayes_error_se"]
+    assert 0.05 < ds.info["bayes_error"] < 0.6
+    assert abs(empirical - ds.info["bayes_error"]) < 4 * se
+
+
+def test_synthetic_is_seeded_and_hierarchical():
+    a = make_hierarchical(n_classes=27, n_features=6, n_train=50, n_test=10, bayes_samples=100)
+    b = make_hierarchical(n_classes=27, n_features=6, n_train=50, n_test=10, bayes_samples=100)
+    assert np.array_equal(a.X_train, b.X_train) and a.checksum == b.checksum
+    means = a.info["class_means"]  # siblings (same parent: id // 3) are closer than cousins
+    d = np.linalg.norm(means[:, None] - means[None], axis=2)
+    sibling = d[np.arange(27)[:, None] // 3 == np.arange(27)[None] // 3]
+    assert np.median(sibling[sibling > 0]) < np.median(d[d > 0])
+
+
+def test_sparse_family_shapes_and_bayes():
+    ds = make_sparse_hierarchical(n_classes=64, bayes_samples=500)
+    assert ds.X_train.shape == (640, 672) and ds.stats["sparse"]
+    assert 0.0 < ds.info["bayes_error"] < 0.5
+    assert [s.params["n_classes"] for s in SPARSE_SCALING] == [1000, 10000, 100000]
