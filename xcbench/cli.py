@@ -49,7 +49,7 @@ def cmd_run(args) -> int:
 
     methods, datasets = _split(args.methods), _split(args.dataset)
     seeds = [int(s) for s in _split(args.seeds)]
-    options = RunOptions(timeout=args.timeout, threads=args.threads,
+    options = RunOptions(timeout=args.timeout, threads=args.threads, fit_threads=args.fit_threads,
                          latency_calls=args.latency_calls, isolate=not args.in_process)
     records = run_plan(methods, datasets, seeds, out=args.out,
                        param_overrides=parse_param_overrides(args.param), options=options,
@@ -131,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds before a run is stopped and recorded as timeout (default 1800)")
     run.add_argument("--threads", type=int, default=1,
                      help="BLAS/OpenMP threads per run (default 1: single-threaded timing)")
+    run.add_argument("--fit-threads", type=int, default=None,
+                     help="threads while fitting (default: --threads); timing stays at --threads")
     run.add_argument("--latency-calls", type=int, default=1000,
                      help="single-example calls timed per run (default 1000)")
     run.add_argument("--resume", action="store_true",

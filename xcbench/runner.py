@@ -44,6 +44,7 @@ class RunOptions:
 
     timeout: float = 1800.0
     threads: int = 1
+    fit_threads: int | None = None  # threads while fitting; None: the same as ``threads``
     latency_calls: int = 1000
     latency_warmup: int = 50
     throughput_repeats: int = 3
@@ -88,39 +89,39 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:
     params = cell.params_dict
     if "random_state" in spec.valid_params():
         params.setdefault("random_state", cell.seed)
-    with threadpool_limits(limits=options.threads), warnings.catch_warnings(record=True) as caught:
+    fit_threads = options.fit_threads or options.threads
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         method = spec.make(**params)
-        _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
-                                   n_classes=dataset.n_classes)
-        (labels, _), first_predict = time_call(method.predict_topk, dataset.X_test, options.topk)
-        log_p, log_proba_seconds = time_call(method.log_proba, dataset.X_test, dataset.y_test)
-        support = method.support_size(dataset.X_test)
-        batch_seconds = batch_throughput(method, dataset.X_test, options.topk,
-                                         options.throughput_repeats)
-        latency = single_example_latency(method, dataset.X_test, options.latency_calls,
-                                         options.latency_warmup, k=1)
-        stats = method.stats()
-    metrics = quality_metrics(labels, dataset.y_test, log_p, support, dataset.n_classes,
+        with threadpool_limits(limits=fit_threads):
+            _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
+                                       n_classes=dataset.n_classes)
+        with threadpool_limits(limits=options.threads):
+            sections = _measure_fitted(method, dataset, options)
+    sections["summary"]["fit_seconds"] = sections["timings"]["fit_seconds"] = fit_seconds
+    sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0] / fit_seconds)
+    sections["timings"]["fit_threads"] = fit_threads
+    sections["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}"
+                                              for w in caught))
+    return sections
+
+
+def _measure_fitted(method, dataset, options: RunOptions) -> dict:
+    """Quality metrics, statistics and prediction timings of a fitted method."""
+    X, y = dataset.X_test, dataset.y_test
+    (labels, _), first_predict = time_call(method.predict_topk, X, options.topk)
+    log_p, log_proba_seconds = time_call(method.log_proba, X, y)
+    metrics = quality_metrics(labels, y, log_p, method.support_size(X), dataset.n_classes,
                               epsilon=options.smoothing_epsilon)
-    n_test = dataset.X_test.shape[0]
-    summary = {
-        "fit_seconds": fit_seconds,
-        "throughput_per_s": float(n_test / np.median(batch_seconds)),
-        "train_examples_per_s": float(dataset.X_train.shape[0] / fit_seconds),
-        **latency_summary(latency),
-    }
-    timings = {
-        "fit_seconds": fit_seconds,
-        "first_predict_seconds": first_predict,
-        "log_proba_seconds": log_proba_seconds,
-        "batch_predict_seconds": batch_seconds.tolist(),
-        "batch_size": n_test,
-        "latency_seconds": latency.tolist(),
-    }
-    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
-    return {"metrics": metrics, "stats": stats, "summary": summary, "timings": timings,
-            "warnings": messages}
+    batch_seconds = batch_throughput(method, X, options.topk, options.throughput_repeats)
+    latency = single_example_latency(method, X, options.latency_calls,
+                                     options.latency_warmup, k=1)
+    summary = {"throughput_per_s": float(X.shape[0] / np.median(batch_seconds)),
+               **latency_summary(latency)}
+    timings = {"first_predict_seconds": first_predict, "log_proba_seconds": log_proba_seconds,
+               "batch_predict_seconds": batch_seconds.tolist(), "batch_size": X.shape[0],
+               "latency_seconds": latency.tolist()}
+    return {"metrics": metrics, "stats": method.stats(), "summary": summary, "timings": timings}
 
 
 def _child(conn, cell, dataset, options):
@@ -203,7 +204,8 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
                 "plugin": spec.plugin, "family": spec.family, "params": cell.params_dict,
                 "dataset": dataset_name, "dataset_checksum": dataset.checksum,
                 "dataset_version": dataset.version,
-                "dataset_description": dataset_spec.description, "seed": cell.seed, "status": status,
+                "dataset_description": dataset_spec.description,
+                "dataset_sources": dataset.info.get("source_sha256", {}), "seed": cell.seed, "status": status,
                 "error": None if status == "ok" else payload, "started_at": started,
                 "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
                 "environment": env, **(payload if status == "ok" else {}),

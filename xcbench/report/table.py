@@ -33,6 +33,9 @@ def dataset_header(records: list[dict]) -> list[str]:
     lines += [f"N_train={st.get('n_train')}, N_test={st.get('n_test')}, D={st.get('n_features')}, "
              f"K={st.get('n_classes')}; dataset version {r.get('dataset_version')}, "
              f"checksum `{r.get('dataset_checksum')}`."]
+    if r.get("dataset_sources"):
+        lines.append("Source files (SHA-256): " + ", ".join(
+            f"{role} `{digest[:16]}…`" for role, digest in sorted(r["dataset_sources"].items())) + ".")
     if st.get("bayes_error") is not None:
         lines.append(f"Bayes error (the floor any classifier can reach): "
                      f"{100 * st['bayes_error']:.2f}% ± {100 * st.get('bayes_error_se', 0):.2f}% "
