@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .method import Method, MethodSpec
-from .plugins import dataset_specs, method_specs
+from .plugins import dataset_specs, lookup, method_specs
 
 
 def list_methods() -> list[str]:
@@ -17,11 +17,7 @@ def list_datasets() -> list[str]:
 
 def get_method_spec(name: str) -> MethodSpec:
     """The registered MethodSpec called ``name``; KeyError lists the registered ones."""
-    specs = method_specs()
-    if name not in specs:
-        raise KeyError(f"unknown method {name!r}; registered methods: "
-                       f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list methods`)")
-    return specs[name]
+    return lookup(method_specs(), name, "method")
 
 
 def make_method(name: str, **params) -> Method:

@@ -129,6 +129,14 @@ def dataset_specs() -> dict:
     return {name: spec for name, (spec, _) in _collect("register_datasets").items()}
 
 
+def lookup(specs: dict, name: str, kind: str):
+    """``specs[name]``; KeyError naming the unknown ``kind`` and listing the registered ones."""
+    if name not in specs:
+        raise KeyError(f"unknown {kind} {name!r}; registered {kind}s: "
+                       f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list {kind}s`)")
+    return specs[name]
+
+
 def plugin_infos() -> list[PluginInfo]:
     """One PluginInfo per loaded plugin, with what each registered."""
     pm = get_plugin_manager()

@@ -24,13 +24,9 @@ def data_dir(path: str | os.PathLike | None = None) -> Path:
 
 def get_dataset_spec(name: str) -> DatasetSpec:
     """The registered DatasetSpec called ``name``; KeyError lists the registered ones."""
-    from ..plugins import dataset_specs
+    from ..plugins import dataset_specs, lookup
 
-    specs = dataset_specs()
-    if name not in specs:
-        raise KeyError(f"unknown dataset {name!r}; registered datasets: "
-                       f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list datasets`)")
-    return specs[name]
+    return lookup(dataset_specs(), name, "dataset")
 
 
 def load_dataset(name: str, data_dir_path: str | os.PathLike | None = None) -> Dataset:
