@@ -142,6 +142,8 @@ class MethodSpec:
 
     ``factory`` is called with keyword hyperparameters and returns an unfitted Method.
     ``param_grid`` maps parameter names to lists of values the runner sweeps by default.
+    ``query_params`` maps query-time parameter names (changed with ``set_params`` after
+    fitting, e.g. a decoder) to the values the runner measures on one fitted model.
     """
 
     name: str
@@ -150,12 +152,13 @@ class MethodSpec:
     factory: Callable[..., Method]
     default_params: dict[str, Any] = field(default_factory=dict)
     param_grid: dict[str, list] = field(default_factory=dict)
+    query_params: dict[str, list] = field(default_factory=dict)
     plugin: str = ""
 
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
-        self.validate_params({**self.default_params, **{k: v[0] for k, v in self.param_grid.items() if v}})
+        self.validate_params({**self.default_params, **self.param_grid, **self.query_params})
 
     def valid_params(self) -> list[str]:
         """Names of the hyperparameters the factory accepts."""

@@ -26,16 +26,23 @@ from .results import SCHEMA_VERSION, ResultStore, environment, run_key
 
 @dataclass(frozen=True)
 class Cell:
-    """One run of a plan: a method with fixed params on one dataset with one seed."""
+    """One fit of a plan: a method with fixed build params on one dataset with one seed,
+    measured once per combination of its query params (``queries``; one empty one if the
+    method has none). Each measurement becomes one record."""
 
     method: str
     params: tuple  # sorted (name, value) pairs, hashable
     dataset: str
     seed: int
+    queries: tuple = ((),)  # tuple of sorted (name, value) pair tuples
 
     @property
     def params_dict(self) -> dict:
         return dict(self.params)
+
+    def run_params(self) -> list[dict]:
+        """The params of each record this cell produces: build params + one query combo."""
+        return [{**dict(self.params), **dict(q)} for q in self.queries]
 
 
 @dataclass
@@ -69,18 +76,23 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
     cells = []
     for name in methods:
         spec = get_method_spec(name)
+        overrides = param_overrides.get(name, {})
+        spec.validate_params(overrides)
         grid = {**{k: list(v) for k, v in spec.param_grid.items()},
-                **{k: list(v) for k, v in param_overrides.get(name, {}).items()}}
-        spec.validate_params(grid)
+                **{k: list(v) for k, v in overrides.items() if k not in spec.query_params}}
+        query_grid = {k: list(overrides.get(k, v)) for k, v in spec.query_params.items()}
+        queries = tuple(tuple(sorted(q.items())) for q in ParameterGrid(query_grid or [{}]))
         for params in ParameterGrid(grid or [{}]):
             for dataset in datasets:
                 for seed in seeds:
-                    cells.append(Cell(name, tuple(sorted(params.items())), dataset, int(seed)))
+                    cells.append(Cell(name, tuple(sorted(params.items())), dataset, int(seed),
+                                      queries))
     return cells
 
 
 def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:
-    """Fit and measure one cell in this process; return the record's measured sections."""
+    """Fit one cell in this process and measure it once per query combination; return the
+    measured sections of each record, in the order of ``cell.queries``."""
     from threadpoolctl import threadpool_limits
 
     from .api import get_method_spec
@@ -96,14 +108,18 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:
         with threadpool_limits(limits=fit_threads):
             _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
                                        n_classes=dataset.n_classes)
-        with threadpool_limits(limits=options.threads):
-            sections = _measure_fitted(method, dataset, options)
-    sections["summary"]["fit_seconds"] = sections["timings"]["fit_seconds"] = fit_seconds
-    sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0] / fit_seconds)
-    sections["timings"]["fit_threads"] = fit_threads
-    sections["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}"
-                                              for w in caught))
-    return sections
+        results = []
+        for query in cell.queries:
+            method.set_params(**dict(query))
+            with threadpool_limits(limits=options.threads):
+                results.append(_measure_fitted(method, dataset, options))
+    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    for sections in results:
+        sections["summary"]["fit_seconds"] = sections["timings"]["fit_seconds"] = fit_seconds
+        sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0] / fit_seconds)
+        sections["timings"]["fit_threads"] = fit_threads
+        sections["warnings"] = messages
+    return results
 
 
 def _measure_fitted(method, dataset, options: RunOptions) -> dict:
@@ -166,9 +182,10 @@ def _run_inline(cell, dataset, options):
 
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
              options: RunOptions | None = None, resume=False, data_dir=None, progress=True):
-    """Run every cell of the plan, append one record per cell to ``out``; return the new records.
+    """Run every cell of the plan, append one record per measurement to ``out``; return
+    the new records.
 
-    With ``resume=True`` cells whose key is already stored (any status) are skipped.
+    With ``resume=True`` cells whose records are all stored already (any status) are skipped.
     """
     from tqdm.auto import tqdm
 
@@ -188,9 +205,9 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
         dataset_spec = get_dataset_spec(dataset_name)
         dataset = dataset_spec.load(resolve_data_dir(data_dir))
         for cell in [c for c in cells if c.dataset == dataset_name]:
-            key = run_key(cell.method, cell.params_dict, cell.dataset, dataset.checksum,
-                          cell.seed, __version__)
-            if key in done:
+            keys = [run_key(cell.method, p, cell.dataset, dataset.checksum, cell.seed,
+                            __version__) for p in cell.run_params()]
+            if all(key in done for key in keys):
                 bar.update(1)
                 continue
             bar.set_postfix_str(f"{cell.method} on {dataset_name} seed {cell.seed}")
@@ -199,22 +216,24 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
             runner = _run_isolated if options.isolate else _run_inline
             status, payload = runner(cell, dataset, options)
             spec = get_method_spec(cell.method)
-            record = {
-                "schema_version": SCHEMA_VERSION, "key": key, "method": cell.method,
-                "plugin": spec.plugin, "family": spec.family, "params": cell.params_dict,
-                "dataset": dataset_name, "dataset_checksum": dataset.checksum,
-                "dataset_version": dataset.version,
-                "dataset_description": dataset_spec.description,
-                "dataset_sources": dataset.info.get("source_sha256", {}), "seed": cell.seed, "status": status,
-                "error": None if status == "ok" else payload, "started_at": started,
-                "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
-                "environment": env, **(payload if status == "ok" else {}),
-            }
-            store.append(record)
-            records.append(record)
+            for i, (key, params) in enumerate(zip(keys, cell.run_params())):
+                record = {
+                    "schema_version": SCHEMA_VERSION, "key": key, "method": cell.method,
+                    "plugin": spec.plugin, "family": spec.family, "params": params,
+                    "query_params": dict(cell.queries[i]), "dataset": dataset_name,
+                    "dataset_checksum": dataset.checksum, "dataset_version": dataset.version,
+                    "dataset_description": dataset_spec.description,
+                    "dataset_sources": dataset.info.get("source_sha256", {}),
+                    "seed": cell.seed, "status": status,
+                    "error": None if status == "ok" else payload, "started_at": started,
+                    "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
+                    "environment": env, **(payload[i] if status == "ok" else {}),
+                }
+                store.append(record)
+                records.append(record)
+                if progress:
+                    tqdm.write(_one_line(record))
             bar.update(1)
-            if progress:
-                tqdm.write(_one_line(record))
     bar.close()
     return records
 
