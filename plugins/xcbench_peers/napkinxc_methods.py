@@ -1,0 +1,124 @@
+"""napkinXC models behind the xcbench method contract.
+
+Labels and features pass in memory (numpy or CSR; napkinXC appends its own bias feature).
+napkinXC keeps its model in a folder: each fitted method owns a temporary folder, and
+pickling carries the folder's files. Probabilities are napkinXC's own (``predict_proba``);
+``log_proba`` asks for every label's probability (exact, but O(K) per example).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from xcbench.method import Method, check_labels, check_X
+
+_MISSING = "napkinXC is not installed: pip install napkinxc (or xcbench[napkinxc])"
+
+
+def _import_models():
+    try:
+        from napkinxc import models
+    except ImportError as exc:
+        raise ImportError(_MISSING) from exc
+    return models
+
+
+class _NapkinModel(Method):
+    """Shared wrapper; subclasses name the napkinXC model class in ``_model_name``."""
+
+    _model_name = ""
+
+    def _make(self, folder):
+        model_cls = getattr(_import_models(), self._model_name)
+        return model_cls(str(folder), tree_type=self.tree_type, arity=self.arity,
+                         max_leaves=self.max_leaves, liblinear_c=self.C,
+                         seed=self.random_state or 0, threads=self.threads)
+
+    def fit(self, X, y, n_classes=None):
+        X = check_X(X)
+        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        self.n_features_in_ = X.shape[1]
+        self._folder = Path(tempfile.mkdtemp(prefix="xcbench-nxc-"))
+        self.model_ = self._make(self._folder)
+        self.model_.fit(X, [[int(c)] for c in y])
+        return self
+
+    def _proba_lists(self, X, k):
+        X = check_X(X, self.n_features_in_)
+        return self.model_.predict_proba(X, top_k=k)
+
+    def predict_topk(self, X, k=1):
+        rows = self._proba_lists(X, int(k))
+        labels = np.full((len(rows), k), -1, dtype=np.int64)
+        scores = np.full((len(rows), k), -np.inf)
+        for i, row in enumerate(rows):
+            for j, (label, p) in enumerate(row[:k]):
+                labels[i, j] = label
+                scores[i, j] = np.log(p) if p > 0 else -np.inf
+        return labels, scores
+
+    def log_proba(self, X, y, chunk=256):
+        X = check_X(X, self.n_features_in_)
+        y, _ = check_labels(y, X.shape[0], self.n_classes_)
+        out = np.full(len(y), -np.inf)
+        for start in range(0, X.shape[0], chunk):
+            rows = self.model_.predict_proba(X[start:start + chunk], top_k=self.n_classes_)
+            for i, row in enumerate(rows):
+                p = dict(row).get(int(y[start + i]), 0.0)
+                out[start + i] = np.log(p) if p > 0 else -np.inf
+        return out
+
+    def support_size(self, X):
+        return np.full(X.shape[0], self.n_classes_, dtype=np.int64)
+
+    def stats(self):
+        size = sum(f.stat().st_size for f in self._folder.iterdir())
+        return {"n_params": int(size // 4), "bytes": int(size), "note": "bytes: napkinXC files"}
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "model_" in state:
+            state["model_"] = None
+            state["_files"] = {f.name: f.read_bytes() for f in self._folder.iterdir()}
+            state["_folder"] = None
+        return state
+
+    def __setstate__(self, state):
+        files = state.pop("_files", None)
+        self.__dict__.update(state)
+        if files is not None:
+            self._folder = Path(tempfile.mkdtemp(prefix="xcbench-nxc-"))
+            for name, blob in files.items():
+                (self._folder / name).write_bytes(blob)
+            self.model_ = self._make(self._folder)
+            self.model_.load()
+
+    def __del__(self):
+        folder = getattr(self, "_folder", None)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class NapkinHSM(_NapkinModel):
+    """napkinXC ``HSM``: hierarchical softmax over a (by default k-means) label tree."""
+
+    _model_name = "HSM"
+
+    def __init__(self, tree_type="hierarchicalKmeans", arity=2, max_leaves=100, C=10.0,
+                 threads=1, random_state=None):
+        self.tree_type = tree_type
+        self.arity = arity
+        self.max_leaves = max_leaves
+        self.C = C
+        self.threads = threads
+        self.random_state = random_state
+
+
+class NapkinPLT(NapkinHSM):
+    """napkinXC ``PLT``: probabilistic label tree (node probabilities as independent
+    sigmoids; on multiclass data its label scores need not sum to one)."""
+
+    _model_name = "PLT"
