@@ -27,3 +27,19 @@ def test_missing_library_error_says_what_to_install(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_napkinxc)
     with pytest.raises(ImportError, match="pip install napkinxc"):
         xcbench.make_method("nxc-hsm").fit([[0.0], [1.0]], [0, 1])
+
+
+@pytest.mark.parametrize("name", ["fasttext-hs", "fasttext-softmax"])
+def test_fasttext_peers_conform(name):
+    pytest.importorskip("fasttext", reason="pip install -e '.[fasttext]' to test fastText peers")
+    from xcbench.testing import word_id_problem
+
+    check_method(name, problem=word_id_problem)
+
+
+def test_fasttext_rejects_real_valued_features():
+    pytest.importorskip("fasttext")
+    import xcbench
+
+    with pytest.raises(ValueError, match="integer word ids"):
+        xcbench.make_method("fasttext-hs").fit([[0.5, 1.0], [1.0, 2.0]], [0, 1])

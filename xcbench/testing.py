@@ -18,7 +18,9 @@ from .method import MethodSpec
 N_CLASSES = 12
 
 
-def _problem(seed=0):
+def gaussian_problem(seed=0):
+    """The default conformance problem: 12 hierarchical Gaussian classes in 8 dimensions,
+    as (X_train, y_train, X_test, y_test)."""
     ds = make_hierarchical(n_classes=N_CLASSES, n_features=8, n_train=360, n_test=80,
                            levels=2, spread=6.0, shrink=0.5, noise=0.5, bayes_samples=200,
                            seed=seed)
@@ -62,8 +64,8 @@ def _check_topk_output(labels, scores, n, k, n_classes, where):
         assert len(set(real.tolist())) == len(real), f"{where}: a label repeats within a row"
 
 
-def check_fit_predict_dense(factory):
-    X, y, Xt, yt = _problem()
+def check_fit_predict_dense(factory, data):
+    X, y, Xt, yt = data
     for dtype in (np.float64, np.float32):
         m = _seeded(factory, 0).fit(X.astype(dtype), y, n_classes=N_CLASSES)
         labels, scores = m.predict_topk(Xt.astype(dtype), 3)
@@ -73,8 +75,8 @@ def check_fit_predict_dense(factory):
             f"dense {dtype.__name__}: top-1 accuracy {acc:.2f} on an easy problem is near chance"
 
 
-def check_fit_predict_sparse(factory):
-    X, y, Xt, yt = _problem()
+def check_fit_predict_sparse(factory, data):
+    X, y, Xt, yt = data
     Xs, Xts = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0, X)), sp.csr_matrix(Xt)
     m = _seeded(factory, 0).fit(Xs, y, n_classes=N_CLASSES)
     labels, scores = m.predict_topk(Xts, 3)
@@ -83,8 +85,8 @@ def check_fit_predict_sparse(factory):
     assert np.array_equal(labels, dense[0]), "sparse and dense copies of X predict differently"
 
 
-def check_k_larger_than_classes(factory):
-    X, y, Xt, _ = _problem()
+def check_k_larger_than_classes(factory, data):
+    X, y, Xt, _ = data
     m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
     k = N_CLASSES + 5
     labels, scores = m.predict_topk(Xt[:7], k)
@@ -92,8 +94,8 @@ def check_k_larger_than_classes(factory):
     assert np.all(labels[:, N_CLASSES:] == -1), "more real labels than classes"
 
 
-def check_absent_classes(factory):
-    X, y, Xt, yt = _problem()
+def check_absent_classes(factory, data):
+    X, y, Xt, yt = data
     keep = y < N_CLASSES - 3  # the last three classes never appear in training
     m = _seeded(factory, 0).fit(X[keep], y[keep], n_classes=N_CLASSES)
     labels, scores = m.predict_topk(Xt, N_CLASSES)
@@ -103,8 +105,8 @@ def check_absent_classes(factory):
     assert not np.isnan(log_p).any() and np.all(log_p <= 1e-9), "log_proba must be <= 0, not NaN"
 
 
-def check_log_proba(factory):
-    X, y, Xt, yt = _problem()
+def check_log_proba(factory, data):
+    X, y, Xt, yt = data
     m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
     log_p = m.log_proba(Xt, yt)
     assert log_p.shape == (len(yt),) and np.issubdtype(log_p.dtype, np.floating), \
@@ -117,16 +119,16 @@ def check_log_proba(factory):
         "support_size must be in 1..K for each row"
 
 
-def check_deterministic(factory):
-    X, y, Xt, _ = _problem()
+def check_deterministic(factory, data):
+    X, y, Xt, _ = data
     a = _seeded(factory, 7).fit(X, y, n_classes=N_CLASSES).predict_topk(Xt, 3)
     b = _seeded(factory, 7).fit(X, y, n_classes=N_CLASSES).predict_topk(Xt, 3)
     assert np.array_equal(a[0], b[0]) and np.allclose(a[1], b[1], equal_nan=True), \
         "two fits with the same seed predict differently"
 
 
-def check_pickle(factory):
-    X, y, Xt, yt = _problem()
+def check_pickle(factory, data):
+    X, y, Xt, yt = data
     m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
     m2 = pickle.loads(pickle.dumps(m))
     a, b = m.predict_topk(Xt, 3), m2.predict_topk(Xt, 3)
@@ -136,15 +138,15 @@ def check_pickle(factory):
         "log_proba differs after a pickle round trip"
 
 
-def check_stats(factory):
-    X, y, _, _ = _problem()
+def check_stats(factory, data):
+    X, y, _, _ = data
     stats = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES).stats()
     for key in ("n_params", "bytes"):
         assert key in stats and int(stats[key]) >= 0, f"stats() must report {key!r}"
 
 
-def check_bad_input(factory):
-    X, y, Xt, yt = _problem()
+def check_bad_input(factory, data):
+    X, y, Xt, yt = data
     m = _seeded(factory, 0).fit(X, y, n_classes=N_CLASSES)
     for bad, what in ((Xt[:, :-1], "too few features"), (Xt[0], "a 1-d row")):
         try:
@@ -165,17 +167,35 @@ ALL_CHECKS = [check_fit_predict_dense, check_fit_predict_sparse, check_k_larger_
               check_stats, check_bad_input]
 
 
-def check_method(method, params: dict | None = None, skip: tuple[str, ...] = ()) -> None:
+def word_id_problem(seed=0):
+    """A conformance problem for text methods: X holds 3 word ids per row (non-negative
+    integers), the first of which usually names the class; 12 classes."""
+    rng = np.random.default_rng(seed)
+
+    def sample(n):
+        y = rng.integers(0, N_CLASSES, size=n)
+        first = np.where(rng.random(n) < 0.9, y, rng.integers(0, 40, size=n))
+        X = np.column_stack([first, 12 + y // 3, rng.integers(0, 40, size=n)])
+        return X.astype(np.float64), y.astype(np.int64)
+
+    return (*sample(360), *sample(80))
+
+
+def check_method(method, params: dict | None = None, skip: tuple[str, ...] = (),
+                 problem: Callable = gaussian_problem) -> None:
     """Run every conformance check on a method (registered name, MethodSpec or factory).
 
     ``params`` are hyperparameters passed to the factory; ``skip`` names checks to leave out
-    (say why in your tests). Raises AssertionError naming the first failing check.
+    (say why in your tests); ``problem()`` returns the (X_train, y_train, X_test, y_test)
+    the checks use, with labels in 0..11 (``word_id_problem`` for text methods). Raises
+    AssertionError naming the first failing check.
     """
     factory = _factory(method, params or {})
+    data = problem()
     for check in ALL_CHECKS:
         if check.__name__ in skip:
             continue
         try:
-            check(factory)
+            check(factory, data)
         except AssertionError as exc:
             raise AssertionError(f"{check.__name__} failed for {method!r}: {exc}") from exc

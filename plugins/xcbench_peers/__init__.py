@@ -1,11 +1,14 @@
 """Peer plugins wrapping other libraries' implementations, so the same runner measures them
 with the same metrics: napkinXC's hierarchical softmax and probabilistic label tree
-(``nxc-hsm``, ``nxc-plt``; ``pip install -e ".[napkinxc]"``). Methods are registered even
+(``nxc-hsm``, ``nxc-plt``; ``pip install -e ".[napkinxc]"``), and fastText's hierarchical
+softmax and softmax on word-id datasets such as ``ptb-words`` (``fasttext-hs``,
+``fasttext-softmax``; ``pip install -e ".[fasttext]"``). Methods are registered even
 when their library is missing; fitting one then raises an ImportError saying what to install.
 """
 import xcbench
 from xcbench import MethodSpec
 
+from .fasttext_methods import FastTextClassifier
 from .napkinxc_methods import NapkinHSM, NapkinPLT
 
 __version__ = "0.1.0"
@@ -19,3 +22,27 @@ def register_methods(register):
     register(MethodSpec(
         name="nxc-plt", family="tree", factory=NapkinPLT,
         description="napkinXC probabilistic label tree (k-means tree, LIBLINEAR nodes) [extra: napkinxc]"))
+    register(MethodSpec(
+        name="fasttext-hs", family="tree", factory=FastTextHS,
+        description="fastText hierarchical softmax on word ids (ptb-words) [extra: fasttext]"))
+    register(MethodSpec(
+        name="fasttext-softmax", family="flat", factory=FastTextSoftmax,
+        description="fastText softmax on word ids (ptb-words) [extra: fasttext]"))
+
+
+class FastTextHS(FastTextClassifier):
+    """fastText with hierarchical softmax (its own Huffman tree over label counts)."""
+
+    def __init__(self, dim=50, epoch=5, lr=0.1, word_ngrams=1, positional=True,
+                 proba_threshold=1e-6, threads=1, random_state=None):
+        super().__init__("hs", dim, epoch, lr, word_ngrams, positional, proba_threshold,
+                         threads, random_state)
+
+
+class FastTextSoftmax(FastTextClassifier):
+    """fastText with a full softmax output layer."""
+
+    def __init__(self, dim=50, epoch=5, lr=0.1, word_ngrams=1, positional=True,
+                 proba_threshold=1e-6, threads=1, random_state=None):
+        super().__init__("softmax", dim, epoch, lr, word_ngrams, positional, proba_threshold,
+                         threads, random_state)

