@@ -51,15 +51,16 @@ def cmd_run(args) -> int:
     seeds = [int(s) for s in _split(args.seeds)]
     options = RunOptions(timeout=args.timeout, threads=args.threads, fit_threads=args.fit_threads,
                          latency_calls=args.latency_calls, isolate=not args.in_process)
+    command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     records = run_plan(methods, datasets, seeds, out=args.out,
                        param_overrides=parse_param_overrides(args.param), options=options,
-                       resume=args.resume, data_dir=args.data_dir, progress=not args.quiet)
+                       resume=args.resume, data_dir=args.data_dir, progress=not args.quiet,
+                       command=command)
     failed = [r for r in records if r["status"] != "ok"]
     print(f"{len(records)} run(s) recorded in {args.out}/results.jsonl"
           + (f", {len(failed)} did not finish" if failed else ""))
     if not args.no_report:
-        command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        paths = write_report(args.out, command=command)
+        paths = write_report(args.out)
         print(f"report: {paths['markdown']}")
     return 0
 

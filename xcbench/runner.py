@@ -181,11 +181,13 @@ def _run_inline(cell, dataset, options):
 
 
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
-             options: RunOptions | None = None, resume=False, data_dir=None, progress=True):
+             options: RunOptions | None = None, resume=False, data_dir=None, progress=True,
+             command: str | None = None):
     """Run every cell of the plan, append one record per measurement to ``out``; return
     the new records.
 
     With ``resume=True`` cells whose records are all stored already (any status) are skipped.
+    ``command`` (the command line that asked for the run) is stored in each record.
     """
     from tqdm.auto import tqdm
 
@@ -227,7 +229,8 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
                     "seed": cell.seed, "status": status,
                     "error": None if status == "ok" else payload, "started_at": started,
                     "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
-                    "environment": env, **(payload[i] if status == "ok" else {}),
+                    "environment": env, "command": command,
+                    **(payload[i] if status == "ok" else {}),
                 }
                 store.append(record)
                 records.append(record)
