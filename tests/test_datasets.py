@@ -147,3 +147,17 @@ def test_sparse_family_shapes_and_bayes():
     assert ds.X_train.shape == (640, 672) and ds.stats["sparse"]
     assert 0.0 < ds.info["bayes_error"] < 0.5
     assert [s.params["n_classes"] for s in SPARSE_SCALING] == [1000, 10000, 100000]
+
+
+def test_status_reports_cached_local_and_missing(tmp_path, shared_data, monkeypatch):
+    from xcbench.data import get_dataset_spec
+    from xcbench.data.status import dataset_status
+
+    monkeypatch.setenv("XCBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    spec = get_dataset_spec("letter")
+    assert dataset_status(spec, tmp_path) == "missing"
+    assert dataset_status(get_dataset_spec("aloi"), tmp_path) == "downloadable"
+    assert dataset_status(spec, shared_data) == "local"
+    xcbench.load_dataset("letter", shared_data)
+    assert dataset_status(spec, shared_data) == "cached"
+    assert dataset_status(get_dataset_spec("synthetic"), tmp_path) == "generated"

@@ -40,6 +40,11 @@ def _entry(name: str, key: str) -> Path:
     return cache_dir() / f"{name}-{key}"
 
 
+def cache_entry_exists(name: str, key: str) -> bool:
+    """Whether a complete cache entry exists for (name, key)."""
+    return (_entry(name, key) / "meta.json").exists()
+
+
 def load_cached(name: str, key: str):
     """(arrays dict, meta dict) of a cache entry, or None if there is none."""
     folder = _entry(name, key)

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 from .builders import get_builder
-from .cache import cache_key, load_cached, save_cached
+from .cache import cache_entry_exists, cache_key, load_cached, save_cached
 from .dataset import Dataset, DatasetSpec, Source
 from .fetch import DataError, fetch
 
@@ -58,6 +58,16 @@ def _identity(spec: DatasetSpec, data_dir: Path) -> dict:
     return {"name": spec.name, "version": spec.version, "params": params,
             "sources": [(s.role, s.filename, s.sha256) for s in spec.sources],
             **(extras(params, data_dir) if extras else {})}
+
+
+def is_cached(spec: DatasetSpec, data_dir: Path) -> bool:
+    """Whether the processed arrays of a recipe dataset are in the cache already."""
+    if spec.loader is not load_recipe_dataset:
+        return False
+    try:
+        return cache_entry_exists(spec.name, cache_key(_identity(spec, data_dir)))
+    except DataError:  # e.g. PTB without GloVe: its key cannot be known
+        return False
 
 
 def load_recipe_dataset(spec: DatasetSpec, data_dir: Path) -> Dataset:

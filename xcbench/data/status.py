@@ -5,9 +5,14 @@ from pathlib import Path
 
 
 def dataset_status(spec, data_dir: Path) -> str:
-    """One word: ``generated``, ``local`` (all sources present), ``downloadable`` or ``missing``."""
+    """One word: ``generated``, ``cached`` (processed arrays ready), ``local`` (all sources
+    present), ``downloadable`` or ``missing``."""
     if not spec.sources:
         return "generated"
+    from .recipes import is_cached
+
+    if is_cached(spec, data_dir):
+        return "cached"
     present = [(Path(data_dir) / s.filename).exists() for s in spec.sources]
     if all(present):
         return "local"
