@@ -1,0 +1,47 @@
+"""LOMtree (plugin xcbench_online)."""
+import numpy as np
+
+import xcbench
+from xcbench.testing import check_method
+
+
+def test_lomtree_conforms():
+    check_method("lomtree")
+    check_method("lomtree", params={"loss": "squared", "passes": 2})
+
+
+def _fit(**params):
+    ds = xcbench.load_dataset("synthetic-small")
+    return ds, xcbench.make_method("lomtree", random_state=0, **params).fit(
+        ds.X_train, ds.y_train, n_classes=ds.n_classes)
+
+
+def test_respects_T_and_tree_is_consistent():
+    for T in (5, 20, 49):
+        _, m = _fit(max_internal=T, passes=2)
+        internal = np.nonzero(m.left_ >= 0)[0]
+        assert len(internal) == m.n_internal_ == T  # enough data to grow all T nodes
+        assert len(m.left_) == 2 * T + 1
+        for j in internal:  # children point back at their parent
+            assert m.parent_[m.left_[j]] == j and m.parent_[m.right_[j]] == j
+
+
+def test_never_splits_or_recycles_into_a_pure_node():
+    _, m = _fit(max_internal=10, passes=5, swap_resistance=0.0)  # swaps happen freely
+    assert m.n_swaps_ > 0
+    internal = np.nonzero(m.left_ >= 0)[0]
+    # a node becomes internal only after it has seen two distinct labels
+    assert all(np.count_nonzero(m.leaf_counts_[j]) >= 2 for j in internal)
+
+
+def test_more_passes_learn_more():
+    ds, one = _fit(passes=1)
+    _, many = _fit(passes=10)
+    err = lambda m: float((m.predict(ds.X_test) != ds.y_test).mean())  # noqa: E731
+    assert err(many) < err(one) and err(many) < 0.7  # 50 classes: chance is 0.98
+
+
+def test_log_proba_is_the_leaf_frequency():
+    ds, m = _fit(passes=3)
+    labels, scores = m.predict_topk(ds.X_test[:20], 3)
+    np.testing.assert_allclose(m.log_proba(ds.X_test[:20], labels[:, 0]), scores[:, 0])
