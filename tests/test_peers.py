@@ -43,3 +43,20 @@ def test_fasttext_rejects_real_valued_features():
 
     with pytest.raises(ValueError, match="integer word ids"):
         xcbench.make_method("fasttext-hs").fit([[0.5, 1.0], [1.0, 2.0]], [0, 1])
+
+
+@pytest.mark.parametrize("name", ["vw-lomtree", "vw-recall-tree", "vw-oaa"])
+def test_vw_peers_conform(name):
+    pytest.importorskip("vowpalwabbit", reason="pip install -e '.[vw]' to test VW peers")
+    check_method(name)
+
+
+def test_vw_feature_strings():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from xcbench_peers.vw_methods import vw_feature_strings
+
+    X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
+    assert vw_feature_strings(X) == ["| 1:1.5", "| 0:2 2:-1"]
+    assert vw_feature_strings(sp.csr_matrix(X)) == ["| 1:1.5", "| 0:2 2:-1"]

@@ -8,7 +8,8 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
   (``k`` larger than the number of classes, or a tree leaf holding few classes), the row is
   padded with label ``-1`` and score ``-inf``.
 - ``log_proba(X, y) -> (n,) float64``: log p(y_i | x_i) for the given labels, ``-inf`` where
-  the model gives label ``y_i`` probability zero.
+  the model gives label ``y_i`` probability zero. A method with no probability model raises
+  NotImplementedError (and reports no perplexity) rather than inventing one.
 - ``support_size(X) -> (n,) int64``: how many classes get non-zero probability for each row
   (used by smoothed perplexity); defaults to all classes.
 - ``stats() -> dict``: ``n_params`` (stored numbers), ``bytes``, and where they apply

@@ -126,8 +126,12 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
     """Quality metrics, statistics and prediction timings of a fitted method."""
     X, y = dataset.X_test, dataset.y_test
     (labels, _), first_predict = time_call(method.predict_topk, X, options.topk)
-    log_p, log_proba_seconds = time_call(method.log_proba, X, y)
-    metrics = quality_metrics(labels, y, log_p, method.support_size(X), dataset.n_classes,
+    try:
+        log_p, log_proba_seconds = time_call(method.log_proba, X, y)
+        support = method.support_size(X)
+    except NotImplementedError:  # a method with no probability model reports no perplexity
+        log_p, log_proba_seconds, support = None, None, None
+    metrics = quality_metrics(labels, y, log_p, support, dataset.n_classes,
                               epsilon=options.smoothing_epsilon)
     batch_seconds = batch_throughput(method, X, options.topk, options.throughput_repeats)
     latency = single_example_latency(method, X, options.latency_calls,

@@ -2,7 +2,9 @@
 with the same metrics: napkinXC's hierarchical softmax and probabilistic label tree
 (``nxc-hsm``, ``nxc-plt``; ``pip install -e ".[napkinxc]"``), and fastText's hierarchical
 softmax and softmax on word-id datasets such as ``ptb-words`` (``fasttext-hs``,
-``fasttext-softmax``; ``pip install -e ".[fasttext]"``). Methods are registered even
+``fasttext-softmax``; ``pip install -e ".[fasttext]"``), and Vowpal Wabbit's log_multi,
+recall tree and one-against-all (``vw-lomtree``, ``vw-recall-tree``, ``vw-oaa``;
+``pip install -e ".[vw]"``). Methods are registered even
 when their library is missing; fitting one then raises an ImportError saying what to install.
 """
 import xcbench
@@ -10,6 +12,7 @@ from xcbench import MethodSpec
 
 from .fasttext_methods import FastTextClassifier
 from .napkinxc_methods import NapkinHSM, NapkinPLT
+from .vw_methods import VWLogMulti, VWOneAgainstAll, VWRecallTree
 
 __version__ = "0.1.0"
 
@@ -22,6 +25,15 @@ def register_methods(register):
     register(MethodSpec(
         name="nxc-plt", family="tree", factory=NapkinPLT,
         description="napkinXC probabilistic label tree (k-means tree, LIBLINEAR nodes) [extra: napkinxc]"))
+    register(MethodSpec(
+        name="vw-lomtree", family="tree", factory=VWLogMulti,
+        description="Vowpal Wabbit --log_multi (its LOMtree) [extra: vw]"))
+    register(MethodSpec(
+        name="vw-recall-tree", family="tree", factory=VWRecallTree,
+        description="Vowpal Wabbit --recall_tree, logistic loss [extra: vw]"))
+    register(MethodSpec(
+        name="vw-oaa", family="flat", factory=VWOneAgainstAll,
+        description="Vowpal Wabbit --oaa, logistic loss, probabilities [extra: vw]"))
     register(MethodSpec(
         name="fasttext-hs", family="tree", factory=FastTextHS,
         description="fastText hierarchical softmax on word ids (ptb-words) [extra: fasttext]"))
