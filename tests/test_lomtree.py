@@ -45,3 +45,11 @@ def test_log_proba_is_the_leaf_frequency():
     ds, m = _fit(passes=3)
     labels, scores = m.predict_topk(ds.X_test[:20], 3)
     np.testing.assert_allclose(m.log_proba(ds.X_test[:20], labels[:, 0]), scores[:, 0])
+
+
+def test_depth_statistics_match_routing_after_recycling():
+    ds, m = _fit(max_internal=20, passes=5, swap_resistance=0.0)
+    assert m.n_swaps_ > 0  # node ids no longer follow the tree order
+    m.predict_topk(ds.X_test, 1)
+    stats = m.stats()
+    assert stats["nodes_per_prediction"] <= stats["depth"]

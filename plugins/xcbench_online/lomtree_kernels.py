@@ -30,25 +30,43 @@ def _dot(W, b, j, Xd, indptr, indices, data, i, dense):
 @_jit
 def _regress(W, b, G, Gb, j, Xd, indptr, indices, data, i, dense, target, lr, loss):
     """One AdaGrad step of node j's regressor toward ``target`` (+1/-1) on loss
-    0: squared, 1: absolute (median regression, as VW's log_multi)."""
+    0: squared, 1: absolute (median regression, as VW's log_multi). The absolute-loss step
+    is shortened so the output does not jump past the target (in the spirit of VW's
+    importance-invariant updates). Returns the output after the step."""
     h = _dot(W, b, j, Xd, indptr, indices, data, i, dense)
     g = (h - target) if loss == 0 else (1.0 if h > target else -1.0)
+    if g == 0.0:
+        return h
     Gb[j] += g * g
-    b[j] -= lr * g / math.sqrt(Gb[j])
+    step_b = -lr * g / math.sqrt(Gb[j])
+    dh = step_b  # change of the output the full step would make
     if dense:
         for f in range(Xd.shape[1]):
             gf = g * Xd[i, f]
             if gf != 0.0:
                 G[j, f] += gf * gf
-                W[j, f] -= lr * gf / math.sqrt(G[j, f])
+                dh += -lr * gf / math.sqrt(G[j, f]) * Xd[i, f]
     else:
         for p in range(indptr[i], indptr[i + 1]):
-            f = indices[p]
             gf = g * data[p]
             if gf != 0.0:
-                G[j, f] += gf * gf
-                W[j, f] -= lr * gf / math.sqrt(G[j, f])
-    return _dot(W, b, j, Xd, indptr, indices, data, i, dense)
+                G[j, indices[p]] += gf * gf
+                dh += -lr * gf / math.sqrt(G[j, indices[p]]) * data[p]
+    scale = 1.0
+    if loss == 1 and dh != 0.0 and (h + dh - target) * (h - target) < 0.0:
+        scale = (target - h) / dh
+    b[j] += scale * step_b
+    if dense:
+        for f in range(Xd.shape[1]):
+            gf = g * Xd[i, f]
+            if gf != 0.0:
+                W[j, f] -= scale * lr * gf / math.sqrt(G[j, f])
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            gf = g * data[p]
+            if gf != 0.0:
+                W[j, indices[p]] -= scale * lr * gf / math.sqrt(G[j, indices[p]])
+    return h + scale * dh
 
 
 @_jit

@@ -5,7 +5,9 @@ Vowpal Wabbit's recall_tree.cc (ALGORITHMS.md section 3) with VW's defaults:
 max_candidates = min(K, 4 ceil(log2 K)), max_depth = ceil(log2 K), bern_hyper = 1.
 
 Differences from VW, on purpose: the learners are AdaGrad steps on logistic (default) or
-squared loss rather than VW's normalised/invariant GD; the path parameters are hashed into
+squared loss rather than VW's normalised/invariant GD, with ``normalize`` dividing each
+feature by its largest training magnitude for the scale-invariance VW's normalised
+updates give; the path parameters are hashed into
 2^``hash_bits`` entries of this model's own table; an empty candidate set falls back to
 the parent's (VW would answer the invalid label 0). Scores are margins, not
 probabilities: ``log_proba`` raises NotImplementedError, so no perplexity is reported.
@@ -19,7 +21,7 @@ import numpy as np
 from xcbench.method import Method, check_labels, check_X
 
 from . import recall_tree_kernels as kernels
-from .inputs import kernel_input
+from .inputs import feature_scale, kernel_input, scaled
 
 LOSSES = {"squared": 0, "logistic": 1}
 
@@ -29,7 +31,7 @@ class RecallTree(Method):
 
     def __init__(self, max_candidates=None, max_depth=None, bern_hyper=1.0,
                  randomized_routing=False, node_only=False, lr=0.5, loss="logistic",
-                 passes=3, hash_bits=22, random_state=None):
+                 passes=3, hash_bits=22, normalize=True, random_state=None):
         self.max_candidates = max_candidates
         self.max_depth = max_depth
         self.bern_hyper = bern_hyper
@@ -39,6 +41,7 @@ class RecallTree(Method):
         self.loss = loss
         self.passes = passes
         self.hash_bits = hash_bits
+        self.normalize = normalize
         self.random_state = random_state
 
     def fit(self, X, y, n_classes=None):
@@ -68,7 +71,8 @@ class RecallTree(Method):
         self.path_u_, self.path_b_ = np.zeros(size), np.zeros(size)
         HG, HGb = np.zeros(size), np.zeros(size)
         rng = np.random.default_rng(self.random_state)
-        Xd, indptr, indices, data, dense = kernel_input(X)
+        self.feature_scale_ = feature_scale(X) if self.normalize else None
+        Xd, indptr, indices, data, dense = kernel_input(scaled(X, self.feature_scale_))
         for _ in range(int(self.passes)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
             kernels.train_pass(order, y, self.n_internal_, self.counts_, self.total_, S,
@@ -87,7 +91,7 @@ class RecallTree(Method):
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         stops = np.empty(n, dtype=np.int64)
-        Xd, indptr, indices, data, dense = kernel_input(X)
+        Xd, indptr, indices, data, dense = kernel_input(scaled(X, self.feature_scale_))
         kernels.predict(int(k), self.n_internal_, self.total_, self.topsum_, self.cand_,
                         self.cand_n_, self.router_coef_, self.router_intercept_,
                         self.scorer_coef_, self.scorer_intercept_, self.path_u_, self.path_b_,
