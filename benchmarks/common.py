@@ -24,3 +24,47 @@ def benchmark_data():
 def single_thread():
     """Limit BLAS to one thread, as xcbench's runner does, and return the limiter."""
     return threadpool_limits(limits=1)
+
+
+class FittedModelBenchmark:
+    """Base of the inference benchmarks: ``fit_all`` fits ``self.models(data)`` (a dict
+    from the benchmark parameter to a fitted method); each benchmark then times one model
+    single-threaded, after an untimed call that compiles what needs compiling.
+
+    Subclasses define ``setup_cache`` themselves (``return self.fit_all()``): asv keys its
+    cache by where ``setup_cache`` is written, so an inherited one would be shared.
+    """
+
+    timeout = 600
+
+    def models(self, data) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fit_all(self):
+        data = benchmark_data()
+        with single_thread():
+            return self.models(data), data
+
+    def setup(self, cache, name):
+        models, data = cache
+        self.model = models[name]
+        self.X, self.y = data.X_test, data.y_test
+        self.x1 = self.X[:1]
+        self.model.predict_topk(self.x1, 1)
+        self._limiter = single_thread()
+
+    def teardown(self, cache, name):
+        self._limiter.unregister()
+
+    def time_single_example(self, cache, name):
+        self.model.predict_topk(self.x1, 1)
+
+    def time_batch_top5(self, cache, name):
+        self.model.predict_topk(self.X, 5)
+
+    def track_top1_accuracy(self, cache, name):
+        import numpy as np
+
+        return float(np.mean(self.model.predict(self.X) == self.y))
+
+    track_top1_accuracy.unit = "fraction"

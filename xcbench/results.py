@@ -44,6 +44,18 @@ def _jsonable(value):
     return value
 
 
+def _git_commit() -> str | None:
+    """The commit of the xcbench checkout in use (None outside a git checkout)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
 def environment(threads: int) -> dict:
     """Versions, CPU and thread count of this process, for the record."""
     import scipy
@@ -60,7 +72,8 @@ def environment(threads: int) -> dict:
                     break
     except OSError:
         pass
-    return {"xcbench": __version__, "python": platform.python_version(),
+    return {"xcbench": __version__, "git_commit": _git_commit(),
+            "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
             "platform": platform.platform(), "machine": platform.machine(), "cpu": cpu,
             "cpu_count": os.cpu_count(), "threads": threads}

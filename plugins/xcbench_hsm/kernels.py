@@ -8,21 +8,9 @@ import math
 import numba
 import numpy as np
 
+from xcbench.kernels import row_score as _score
+
 _jit = numba.njit(cache=True, nogil=True)
-
-
-# reassociation lets LLVM vectorise the dot product's sum (SIMD); nothing else is relaxed
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _score(W, b, r, Xd, indptr, indices, data, i, dense):
-    """w_r . x_i + b_r."""
-    s = b[r]
-    if dense:
-        for j in range(Xd.shape[1]):
-            s += W[r, j] * Xd[i, j]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            s += W[r, indices[p]] * data[p]
-    return s
 
 
 @_jit
@@ -30,20 +18,26 @@ def _child_logprobs(node, child_ptr, edge_row, W, b, Xd, indptr, indices, data, 
     """Fill out[:m] with log p(child | node, x_i); return m (the node's arity)."""
     start, stop = child_ptr[node], child_ptr[node + 1]
     m = stop - start
-    top = 0.0  # the last child's score
     for q in range(m):
         r = edge_row[start + q]
-        s = _score(W, b, r, Xd, indptr, indices, data, i, dense) if r >= 0 else 0.0
-        out[q] = s
-        if s > top:
-            top = s
+        out[q] = _score(W, b, r, Xd, indptr, indices, data, i, dense) if r >= 0 else 0.0
+    _log_normalize(out, m)
+    return m
+
+
+@_jit
+def _log_normalize(out, m):
+    """out[:m] -= log sum exp(out[:m]) (the last child's score is 0, so the max is >= 0)."""
+    top = 0.0
+    for q in range(m):
+        if out[q] > top:
+            top = out[q]
     total = 0.0
     for q in range(m):
         total += math.exp(out[q] - top)
     log_z = top + math.log(total)
     for q in range(m):
         out[q] -= log_z
-    return m
 
 
 @_jit
@@ -163,19 +157,10 @@ def _node_logprobs_from_scores(node, child_ptr, edge_row, S, i, out):
     """Like ``_child_logprobs`` but reading the edge scores from a precomputed row S[i]."""
     start, stop = child_ptr[node], child_ptr[node + 1]
     m = stop - start
-    top = 0.0
     for q in range(m):
         r = edge_row[start + q]
-        v = S[i, r] if r >= 0 else 0.0
-        out[q] = v
-        if v > top:
-            top = v
-    total = 0.0
-    for q in range(m):
-        total += math.exp(out[q] - top)
-    log_z = top + math.log(total)
-    for q in range(m):
-        out[q] -= log_z
+        out[q] = S[i, r] if r >= 0 else 0.0
+    _log_normalize(out, m)
     return m
 
 

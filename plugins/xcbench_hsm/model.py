@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
@@ -13,19 +14,6 @@ from .tree import balanced_tree, huffman_tree, kmeans_tree
 TREES = ("huffman", "balanced", "kmeans")
 DECODERS = ("exact", "greedy", "topk")
 _CHUNK_CELLS = 1 << 22  # rows x edges scored at once by the exact decoder (~32 MB)
-_EMPTY_2D = np.zeros((0, 0))
-_EMPTY_I = np.zeros(1, dtype=np.int64)
-_EMPTY_F = np.zeros(0)
-
-
-def kernel_input(X):
-    """The (dense, indptr, indices, data, is_dense) view of a validated X that kernels read."""
-    if sp.issparse(X):
-        X = X.tocsr()
-        return (_EMPTY_2D, X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                X.data.astype(np.float64), False)
-    return np.ascontiguousarray(X, dtype=np.float64), _EMPTY_I, _EMPTY_I, _EMPTY_F, True
-
 
 class HierarchicalSoftmax(Method):
     """Hierarchical softmax over a Huffman (or balanced, or k-means) label tree.

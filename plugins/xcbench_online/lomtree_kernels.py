@@ -12,19 +12,9 @@ import math
 import numba
 import numpy as np
 
+from xcbench.kernels import row_score as _dot
+
 _jit = numba.njit(cache=True, nogil=True)
-
-
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _dot(W, b, j, Xd, indptr, indices, data, i, dense):
-    s = b[j]
-    if dense:
-        for f in range(Xd.shape[1]):
-            s += W[j, f] * Xd[i, f]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            s += W[j, indices[p]] * data[p]
-    return s
 
 
 @_jit

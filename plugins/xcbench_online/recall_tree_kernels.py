@@ -11,20 +11,11 @@ import math
 import numba
 import numpy as np
 
+from xcbench.kernels import adagrad_row_step as _step_dense_row
+from xcbench.kernels import row_score as _dot
+
 _jit = numba.njit(cache=True, nogil=True)
 _PATH_SALT = 868771
-
-
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _dot(W, b, r, Xd, indptr, indices, data, i, dense):
-    s = b[r]
-    if dense:
-        for f in range(Xd.shape[1]):
-            s += W[r, f] * Xd[i, f]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            s += W[r, indices[p]] * data[p]
-    return s
 
 
 @_jit
@@ -34,26 +25,6 @@ def _loss_grad(s, target, loss):
         return s - target
     z = -target * s
     return -target * (1.0 / (1.0 + math.exp(-z)) if z > -30 else 0.0)
-
-
-@_jit
-def _step_dense_row(W, b, G, Gb, r, Xd, indptr, indices, data, i, dense, g, lr):
-    """AdaGrad step of row r of a (W, b) linear model with gradient g * x."""
-    Gb[r] += g * g
-    b[r] -= lr * g / math.sqrt(Gb[r])
-    if dense:
-        for f in range(Xd.shape[1]):
-            gf = g * Xd[i, f]
-            if gf != 0.0:
-                G[r, f] += gf * gf
-                W[r, f] -= lr * gf / math.sqrt(G[r, f])
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            f = indices[p]
-            gf = g * data[p]
-            if gf != 0.0:
-                G[r, f] += gf * gf
-                W[r, f] -= lr * gf / math.sqrt(G[r, f])
 
 
 @_jit
