@@ -59,23 +59,30 @@ class _Broken(xcbench.Method):
         raise RuntimeError("this method always fails")
 
 
+class _Crashy(xcbench.Method):
+    def fit(self, X, y, n_classes=None):
+        os._exit(3)  # the process dies without reporting back
+
+
 class _Plugin:
     @xcbench.hookimpl
     def register_methods(self, register):
         register(xcbench.MethodSpec("sleepy", "flat", "sleeps in fit", _Sleepy))
         register(xcbench.MethodSpec("broken", "flat", "raises in fit", _Broken))
+        register(xcbench.MethodSpec("crashy", "flat", "kills its process", _Crashy))
 
 
 def test_timeout_and_error_are_recorded_and_reported(tmp_path, fresh_plugins):
     register_plugin(_Plugin(), name="test-failures")
     options = RunOptions(**{**FAST.__dict__, "timeout": 2.0})
     t0 = time.perf_counter()
-    records = run_plan(["sleepy", "broken", "softmax"], ["synthetic-small"], out=tmp_path,
-                       options=options, progress=False)
+    records = run_plan(["sleepy", "broken", "crashy", "softmax"], ["synthetic-small"],
+                       out=tmp_path, options=options, progress=False)
     assert time.perf_counter() - t0 < 25
     status = {r["method"]: r["status"] for r in records}
-    assert status == {"sleepy": "timeout", "broken": "error", "softmax": "ok"}
+    assert status == {"sleepy": "timeout", "broken": "error", "crashy": "error", "softmax": "ok"}
     assert "this method always fails" in records[1]["error"]
+    assert "exit code 3" in records[2]["error"]
     text = write_report(tmp_path)["markdown"].read_text()
     assert "| sleepy | defaults | 0 | timeout |" in text
     assert "| broken | defaults | 0 | error | RuntimeError: this method always fails |" in text

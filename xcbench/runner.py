@@ -153,23 +153,30 @@ def _child(conn, cell, dataset, options):
         conn.close()
 
 
-def _run_isolated(cell, dataset, options):
-    """Run one cell in a forked child; return (status, payload or error text)."""
+def _run_isolated(cell, dataset, options, on_wait=None):
+    """Run one cell in a forked child; return (status, payload or error text).
+
+    ``on_wait(seconds)`` is called about once a second while the child works (progress)."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, cell, dataset, options), daemon=True)
     proc.start()
     child.close()
     try:
-        if parent.poll(options.timeout):
-            try:
-                status, payload = parent.recv()
-            except EOFError:
-                proc.join()
-                return "error", f"the run's process died (exit code {proc.exitcode})"
+        start = time.perf_counter()
+        while not parent.poll(min(1.0, options.timeout)):  # EOF (a dead child) also ends it
+            elapsed = time.perf_counter() - start
+            if elapsed >= options.timeout:
+                return "timeout", f"exceeded the timeout of {options.timeout:g} s"
+            if on_wait is not None:
+                on_wait(elapsed)
+        try:
+            status, payload = parent.recv()
+        except EOFError:
             proc.join()
-            return status, payload
-        return "timeout", f"exceeded the timeout of {options.timeout:g} s"
+            return "error", f"the run's process died (exit code {proc.exitcode})"
+        proc.join()
+        return status, payload
     finally:
         if proc.is_alive():
             proc.kill()
@@ -177,7 +184,7 @@ def _run_isolated(cell, dataset, options):
         parent.close()
 
 
-def _run_inline(cell, dataset, options):
+def _run_inline(cell, dataset, options, on_wait=None):
     try:
         return "ok", measure_cell(cell, dataset, options)
     except Exception as exc:
@@ -216,11 +223,14 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
             if all(key in done for key in keys):
                 bar.update(1)
                 continue
-            bar.set_postfix_str(f"{cell.method} on {dataset_name} seed {cell.seed}")
+            label = f"{cell.method} on {dataset_name} seed {cell.seed}"
+            bar.set_postfix_str(label)
             started = datetime.now(timezone.utc).isoformat(timespec="seconds")
             t0 = time.perf_counter()
             runner = _run_isolated if options.isolate else _run_inline
-            status, payload = runner(cell, dataset, options)
+            status, payload = runner(
+                cell, dataset, options,
+                on_wait=lambda s: bar.set_postfix_str(f"{label}, {s:.0f} s", refresh=True))
             spec = get_method_spec(cell.method)
             for i, (key, params) in enumerate(zip(keys, cell.run_params())):
                 record = {
