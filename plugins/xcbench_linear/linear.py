@@ -6,7 +6,7 @@ from scipy.special import log_expit
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
-from .joint_ova import fit_joint_ova
+from .chunked_lbfgs import fit_chunked_lbfgs
 from xcbench.method import Method, check_labels, check_X, log_normalize, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
@@ -96,11 +96,16 @@ class _LinearClassifier(Method):
 class Softmax(_LinearClassifier):
     """Multinomial logistic regression, L2-regularised, trained by scikit-learn.
 
-    Parameters: ``C`` inverse regularisation strength, ``max_iter``, ``tol``, ``solver``
-    (any multinomial solver of ``sklearn.linear_model.LogisticRegression``), ``random_state``.
+    Parameters: ``C`` inverse regularisation strength, ``max_iter``, ``tol``, ``solver``:
+    any multinomial solver of ``sklearn.linear_model.LogisticRegression``, or
+    ``"chunked-lbfgs"`` (the same objective with the loss computed over row chunks, memory
+    bounded; see ``chunked_lbfgs``), or ``"auto"`` (default): scikit-learn's lbfgs while an
+    n x K matrix of doubles fits in ``AUTO_MEMORY_BYTES``, chunked beyond; ``random_state``.
     """
 
-    def __init__(self, C=1.0, max_iter=100, tol=1e-4, solver="lbfgs", random_state=None):
+    AUTO_MEMORY_BYTES = 2 * 1024**3
+
+    def __init__(self, C=1.0, max_iter=100, tol=1e-4, solver="auto", random_state=None):
         self.C = C
         self.max_iter = max_iter
         self.tol = tol
@@ -108,8 +113,17 @@ class Softmax(_LinearClassifier):
         self.random_state = random_state
 
     def _train(self, X, y):
+        solver = self.solver
+        if solver == "auto":
+            too_big = X.shape[0] * len(self.classes_) * 8 > self.AUTO_MEMORY_BYTES
+            solver = "chunked-lbfgs" if too_big else "lbfgs"
+        if solver == "chunked-lbfgs":
+            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of_fit(y), len(self.classes_),
+                                                   "softmax", C=self.C, max_iter=self.max_iter,
+                                                   tol=self.tol)
+            return coef, intercept
         model = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
-                                   solver=self.solver, random_state=self.random_state)
+                                   solver=solver, random_state=self.random_state)
         model.fit(X, y)
         if len(self.classes_) == 2:  # sklearn stores one row for two classes
             return np.vstack([-model.coef_ / 2, model.coef_ / 2]), \
@@ -126,7 +140,7 @@ class OneVsAll(_LinearClassifier):
     p(y|x) is each class's sigmoid normalised over the classes (as scikit-learn's
     ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C``, ``max_iter``, ``tol``,
     ``solver``: ``"joint-lbfgs"`` (default: all K problems as one L-BFGS problem, see
-    ``joint_ova``) or any scikit-learn LogisticRegression solver (``"liblinear"``,
+    ``chunked_lbfgs``) or any scikit-learn LogisticRegression solver (``"liblinear"``,
     ``"lbfgs"``, ...) run once per class through ``OneVsRestClassifier``; ``n_jobs``
     (binary problems trained in parallel, scikit-learn solvers only), ``random_state``.
     """
@@ -142,8 +156,9 @@ class OneVsAll(_LinearClassifier):
 
     def _train(self, X, y):
         if self.solver == "joint-lbfgs":
-            coef, intercept, _ = fit_joint_ova(X, self._index_of_fit(y), len(self.classes_),
-                                               C=self.C, max_iter=self.max_iter, tol=self.tol)
+            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of_fit(y), len(self.classes_),
+                                                   "ova", C=self.C, max_iter=self.max_iter,
+                                                   tol=self.tol)
             return coef, intercept
         binary = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
                                     solver=self.solver, random_state=self.random_state)
