@@ -88,17 +88,21 @@ class FastTextClassifier(Method):
                 scores[i, j] = np.log(max(float(p), 1e-300))
         return labels, scores
 
-    def log_proba(self, X, y):
+    def log_proba(self, X, y, chunk=256):
         lines = self._lines(X)
         y, _ = check_labels(y, len(lines), self.n_classes_)
         out = np.full(len(y), -np.inf)
-        names, probs = self.model_.predict(lines, k=-1, threshold=float(self.proba_threshold))
-        for i, (row_names, row_probs) in enumerate(zip(names, probs)):
-            target = f"__label__{y[i]}"
-            for name, p in zip(row_names, row_probs):
-                if name == target and p > 0:
-                    out[i] = np.log(min(float(p), 1.0))
-                    break
+        # in chunks: with the softmax loss nearly every label passes the threshold, and one
+        # call on the PTB test set (50k x 6.7k labels as Python objects) was OOM-killed
+        for start in range(0, len(lines), chunk):
+            names, probs = self.model_.predict(lines[start:start + chunk], k=-1,
+                                               threshold=float(self.proba_threshold))
+            for i, (row_names, row_probs) in enumerate(zip(names, probs), start):
+                target = f"__label__{y[i]}"
+                for name, p in zip(row_names, row_probs):
+                    if name == target and p > 0:
+                        out[i] = np.log(min(float(p), 1.0))
+                        break
         return out
 
     def support_size(self, X):
