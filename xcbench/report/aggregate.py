@@ -18,6 +18,7 @@ COLUMNS = [
     ("p99 ms", "summary", "latency_p99_ms", "ms"),
     ("throughput /s", "summary", "throughput_per_s", "int"),
     ("train s", "summary", "fit_seconds", "num"),
+    ("train ex/s", "summary", "train_examples_per_s", "int"),
 ]
 
 

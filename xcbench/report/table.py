@@ -68,7 +68,9 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
               "the covered share (examples whose true label gets non-zero probability); "
               "perplexity after epsilon smoothing; model size; tree depth; single-example "
               "latency p50/p99 (one `predict_topk` call per example); batch throughput; "
-              "training wall time. Mean ± std over seeds.", ""]
+              "training wall time and training examples per second. Mean ± std over seeds. "
+              "A method that returns fewer than 5 labels counts as missing the rest, and one "
+              "with no probability model shows n/a for perplexity.", ""]
     rows = group_rows(records)
     for dataset in sorted({r["dataset"] for r in records}):
         ds_records = [r for r in records if r["dataset"] == dataset]
