@@ -20,6 +20,7 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
     """Save a PNG of top-1 error (%) vs p50 latency (ms, log scale); False if nothing to plot."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -40,6 +41,7 @@ def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
     if stats.get("bayes_error") is not None:
         ax.axhline(100 * stats["bayes_error"], color="red", linestyle=":", label="Bayes error")
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no crowded labels
     ax.set_xlabel("single-example latency p50 (ms, log scale)")
     ax.set_ylabel("top-1 test error (%)")
     ax.set_title(title)
