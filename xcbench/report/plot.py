@@ -41,6 +41,8 @@ def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
     if stats.get("bayes_error") is not None:
         ax.axhline(100 * stats["bayes_error"], color="red", linestyle=":", label="Bayes error")
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no crowded labels
     ax.set_xlabel("single-example latency p50 (ms, log scale)")
     ax.set_ylabel("top-1 test error (%)")
