@@ -25,6 +25,11 @@ def test_missing_library_error_says_what_to_install(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_napkinxc)
+    import importlib
+
+    real_import_module = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module", lambda name, *a: no_napkinxc(name) if
+                        name.startswith("napkinxc") else real_import_module(name, *a))
     with pytest.raises(ImportError, match="pip install napkinxc"):
         xcbench.make_method("nxc-hsm").fit([[0.0], [1.0]], [0, 1])
 

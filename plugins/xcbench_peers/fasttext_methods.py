@@ -17,15 +17,12 @@ import numpy as np
 
 from xcbench.method import Method, check_labels, check_X
 
-_MISSING = "fastText is not installed: pip install fasttext-community (or xcbench[fasttext])"
+from .optional import require
+
 
 
 def _fasttext():
-    try:
-        import fasttext
-    except ImportError as exc:
-        raise ImportError(_MISSING) from exc
-    return fasttext
+    return require("fasttext", "fastText", "fasttext-community", "fasttext")
 
 
 class FastTextClassifier(Method):

@@ -15,15 +15,12 @@ import numpy as np
 
 from xcbench.method import Method, check_labels, check_X
 
-_MISSING = "napkinXC is not installed: pip install napkinxc (or xcbench[napkinxc])"
+from .optional import require
+
 
 
 def _import_models():
-    try:
-        from napkinxc import models
-    except ImportError as exc:
-        raise ImportError(_MISSING) from exc
-    return models
+    return require("napkinxc.models", "napkinXC", "napkinxc", "napkinxc")
 
 
 class _NapkinModel(Method):

@@ -21,15 +21,12 @@ import scipy.sparse as sp
 
 from xcbench.method import Method, check_labels, check_X
 
-_MISSING = "Vowpal Wabbit is not installed: pip install vowpalwabbit (or xcbench[vw])"
+from .optional import require
+
 
 
 def _workspace(args: str):
-    try:
-        from vowpalwabbit import Workspace
-    except ImportError as exc:
-        raise ImportError(_MISSING) from exc
-    return Workspace(args)
+    return require("vowpalwabbit", "Vowpal Wabbit", "vowpalwabbit", "vw").Workspace(args)
 
 
 def _vw_features(indices, values) -> str:
