@@ -144,11 +144,16 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
     return {"metrics": metrics, "stats": method.stats(), "summary": summary, "timings": timings}
 
 
+def _error_text(exc: BaseException) -> str:
+    """The error stored in a failed run's record: type, message, then the traceback."""
+    return f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+
+
 def _child(conn, cell, dataset, options):
     try:
         conn.send(("ok", measure_cell(cell, dataset, options)))
     except BaseException as exc:  # report every failure, including SystemExit
-        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+        conn.send(("error", _error_text(exc)))
     finally:
         conn.close()
 
@@ -188,7 +193,7 @@ def _run_inline(cell, dataset, options, on_wait=None):
     try:
         return "ok", measure_cell(cell, dataset, options)
     except Exception as exc:
-        return "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+        return "error", _error_text(exc)
 
 
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,

@@ -20,6 +20,8 @@ class _LinearClassifier(Method):
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         self.n_features_in_ = X.shape[1]
         self.classes_ = np.unique(y)
+        self._index_of = np.full(self.n_classes_, -1, dtype=np.int64)  # label -> seen index
+        self._index_of[self.classes_] = np.arange(len(self.classes_))
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
             self.coef_ = np.zeros((1, X.shape[1]))
             self.intercept_ = np.zeros(1)
@@ -27,17 +29,11 @@ class _LinearClassifier(Method):
             self.coef_, self.intercept_ = self._train(X, y)
         self.coef_ = np.ascontiguousarray(self.coef_, dtype=np.float64)
         self.intercept_ = np.asarray(self.intercept_, dtype=np.float64)
-        self._index_of = np.full(self.n_classes_, -1, dtype=np.int64)
-        self._index_of[self.classes_] = np.arange(len(self.classes_))
         return self
 
     def _train(self, X, y):  # pragma: no cover - abstract
         """Return (coef (K_seen, D), intercept (K_seen,)) for the classes in ``classes_``."""
         raise NotImplementedError
-
-    def _index_of_fit(self, y):
-        """Labels mapped to 0..K_seen-1 (their rank among the classes seen in training)."""
-        return np.searchsorted(self.classes_, y)
 
     def _log_normalise(self, scores):  # pragma: no cover - abstract
         """Turn raw scores (n, K_seen) into log-probabilities over the seen classes."""
@@ -118,7 +114,7 @@ class Softmax(_LinearClassifier):
             too_big = X.shape[0] * len(self.classes_) * 8 > self.AUTO_MEMORY_BYTES
             solver = "chunked-lbfgs" if too_big else "lbfgs"
         if solver == "chunked-lbfgs":
-            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of_fit(y), len(self.classes_),
+            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
                                                    "softmax", C=self.C, max_iter=self.max_iter,
                                                    tol=self.tol)
             return coef, intercept
@@ -156,7 +152,7 @@ class OneVsAll(_LinearClassifier):
 
     def _train(self, X, y):
         if self.solver == "joint-lbfgs":
-            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of_fit(y), len(self.classes_),
+            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
                                                    "ova", C=self.C, max_iter=self.max_iter,
                                                    tol=self.tol)
             return coef, intercept

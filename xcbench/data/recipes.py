@@ -51,10 +51,16 @@ def builtin_recipes() -> list[DatasetSpec]:
     return [spec_from_recipe(p) for p in sorted(RECIPE_DIR.glob("*.toml"))]
 
 
-def _identity(spec: DatasetSpec, data_dir: Path) -> dict:
-    """What the processed data depends on: recipe, params, expected hashes, builder extras."""
+def _builder(spec: DatasetSpec):
+    """(build function, key_extras or None, the builder's params) of a recipe spec."""
     params = dict(spec.params)
     build, extras = get_builder(params.pop("builder"))
+    return build, extras, params
+
+
+def _identity(spec: DatasetSpec, data_dir: Path) -> dict:
+    """What the processed data depends on: recipe, params, expected hashes, builder extras."""
+    _, extras, params = _builder(spec)
     return {"name": spec.name, "version": spec.version, "params": params,
             "sources": [(s.role, s.filename, s.sha256) for s in spec.sources],
             **(extras(params, data_dir) if extras else {})}
@@ -81,8 +87,7 @@ def load_recipe_dataset(spec: DatasetSpec, data_dir: Path) -> Dataset:
             path, digest = fetch(source, data_dir)
             paths[source.role or source.filename] = path
             hashes[source.role or source.filename] = digest
-        params = dict(spec.params)
-        build, _ = get_builder(params.pop("builder"))
+        build, _, params = _builder(spec)
         arrays, n_classes, info = build(paths, params, data_dir)
         missing = [a for a in _ARRAYS if a not in arrays]
         if missing:
