@@ -1,0 +1,153 @@
+"""Adaptive softmax tree (``ast``; Kaireldin, Gabidolla & Carreira-Perpinan): a shallow
+softmax tree with large leaves, grown by expansion steps (each leaf tried as a small softmax
+tree with fewer classes per leaf) alternated with global TAO passes over the irregular tree.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import defaultdict
+
+import numpy as np
+from joblib import delayed
+from threadpoolctl import threadpool_limits
+
+from xcbench.kernels import kernel_input
+from xcbench.method import Method, check_labels, check_X
+
+from .init import random_tree
+from .model import TreeInference
+from .tao import TAOProblem, leaf_loss, losses_at_leaves, objective, tao_pass
+
+ACCEPT_ERRORS = ("01", "ce")
+
+
+class AdaptiveSoftmaxTree(TreeInference, Method):
+    """Adaptive softmax tree.
+
+    Stage 0: a complete softmax tree of depth ``depth0`` whose leaves hold
+    ``k0`` = ceil(K / 2^depth0) classes (the paper's k0 * 2^Delta >= K), trained by
+    ``initial_iter`` TAO passes. Then up to ``max_stages`` stages of:
+
+    - expansion: every leaf with more than ``min_leaf_classes`` classes is refitted as a
+      complete softmax tree of depth ``expand_depth`` (random init, ``expand_iter`` TAO passes)
+      on its reduced set, with leaf budget ceil(``contraction`` x the leaf's budget); the paper
+      states k-hat = alpha k0 for the first expansion, and applying it to the current budget
+      at later ones is our reading. It replaces the leaf when its training error on the reduced
+      set is at most ``tolerance`` (rho) x the leaf's; ``accept_error`` picks the error
+      (``"01"``, default, or ``"ce"``: cross-entropy with out-of-leaf loss ``beta``);
+    - regular step: ``global_iter`` TAO passes over the whole tree.
+
+    Stops when a stage expands no leaf or after ``max_stages``. The paper leaves these
+    choices open; the defaults here are ours. Shared TAO parameters as in ``st``: ``alpha``,
+    ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``, ``decision_solver``,
+    ``monotone``, ``prune``, ``n_jobs``, ``random_state``, ``verbose``.
+    """
+
+    def __init__(self, depth0=2, k0=None, contraction=0.6, tolerance=1.0, expand_depth=1,
+                 expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
+                 min_leaf_classes=2, accept_error="01", alpha=1.0, loss="01", beta=100.0,
+                 leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
+                 monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
+        self.depth0 = depth0
+        self.k0 = k0
+        self.contraction = contraction
+        self.tolerance = tolerance
+        self.expand_depth = expand_depth
+        self.expand_iter = expand_iter
+        self.initial_iter = initial_iter
+        self.global_iter = global_iter
+        self.max_stages = max_stages
+        self.min_leaf_classes = min_leaf_classes
+        self.accept_error = accept_error
+        self.alpha = alpha
+        self.loss = loss
+        self.beta = beta
+        self.leaf_max_iter = leaf_max_iter
+        self.node_max_iter = node_max_iter
+        self.decision_solver = decision_solver
+        self.monotone = monotone
+        self.prune = prune
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y, n_classes=None):
+        X = check_X(X)
+        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        if self.accept_error not in ACCEPT_ERRORS:
+            raise ValueError(f"accept_error must be one of {ACCEPT_ERRORS}, "
+                             f"got {self.accept_error!r}")
+        if not 0 < float(self.contraction) < 1:
+            raise ValueError(f"contraction must be in (0, 1), got {self.contraction}")
+        self.n_features_in_ = X.shape[1]
+        rng = np.random.default_rng(self.random_state)
+        k0 = int(self.k0 or math.ceil(self.n_classes_ / 2 ** int(self.depth0)))
+        prob = TAOProblem(X, kernel_input(X), y, self.n_classes_, k0, float(self.alpha),
+                          self.loss, float(self.beta), int(self.leaf_max_iter),
+                          int(self.node_max_iter), self.decision_solver, bool(self.monotone),
+                          int(self.n_jobs))
+        start = time.perf_counter()
+        self.objective_curve_, self.stages_ = [], []
+        with threadpool_limits(1):
+            tree = random_tree(X, int(self.depth0), self.n_classes_, rng)
+            for _ in range(int(self.initial_iter)):
+                tao_pass(tree, prob)
+                self.objective_curve_.append(objective(tree, prob))
+            for stage in range(int(self.max_stages)):
+                clock = time.perf_counter()
+                expanded = self._expand(tree, prob, rng)
+                prob.seconds["expansion"] += time.perf_counter() - clock
+                self.stages_.append({"stage": stage + 1, "expanded": expanded,
+                                     "leaves": len(tree.leaves()),
+                                     "depth": tree.max_depth()})
+                self._log(f"stage {stage + 1}: expanded {expanded} leaves, depth "
+                          f"{tree.max_depth()} ({time.perf_counter() - start:.1f} s)")
+                if not expanded:
+                    break
+                for _ in range(int(self.global_iter)):
+                    tao_pass(tree, prob)
+                    self.objective_curve_.append(objective(tree, prob))
+            clock = time.perf_counter()
+            self._finish(tree, prob, y)
+            prob.seconds["prune"] += time.perf_counter() - clock
+        self.fit_seconds_ = dict(prob.seconds)
+        return self
+
+    def _expand(self, tree, prob, rng) -> int:
+        """Try to replace every large leaf by a small softmax tree; return how many were."""
+        leaves = tree.flatten().route_leaves(prob.Xk)
+        order = np.argsort(leaves, kind="stable")
+        bounds = np.flatnonzero(np.diff(leaves[order])) + 1
+        reduced = {int(leaves[g[0]]): g for g in np.split(order, bounds) if len(g)}
+        candidates = [j for j in tree.leaves() if j in reduced
+                      and len(tree.leaf[j].classes) > int(self.min_leaf_classes)]
+        seeds = rng.integers(2**31, size=len(candidates))
+        tasks = (delayed(self._try_expand)(tree, prob, j, reduced[j], int(seed))
+                 for j, seed in zip(candidates, seeds))
+        accepted = 0
+        for j, result in zip(candidates, prob.parallel(tasks)):
+            if result is not None:
+                sub, budget = result
+                tree.graft(j, sub, budget)
+                accepted += 1
+        return accepted
+
+    def _try_expand(self, tree, prob, j, rows, seed):
+        """The small tree for leaf j if it passes the acceptance test, else None."""
+        budget = max(1, math.ceil(float(self.contraction) * tree.leaf_k.get(j, prob.k)))
+        Xr = prob.X[rows]
+        sub_prob = dataclasses.replace(prob, X=Xr, Xk=kernel_input(Xr), y=prob.y[rows],
+                                       k=budget, n_jobs=1, seconds=defaultdict(float))
+        sub = random_tree(Xr, int(self.expand_depth), prob.n_classes,
+                          np.random.default_rng(seed))
+        for _ in range(int(self.expand_iter)):
+            tao_pass(sub, sub_prob)
+        judge = dataclasses.replace(prob, loss="01" if self.accept_error == "01" else "ce-beta")
+        local = np.arange(len(rows))
+        judge_sub = dataclasses.replace(judge, X=Xr, Xk=sub_prob.Xk, y=sub_prob.y)
+        sub_err = losses_at_leaves(sub, judge_sub, local,
+                                   sub.flatten().route_leaves(sub_prob.Xk)).mean()
+        leaf_err = leaf_loss(tree.leaf[j], judge, rows).mean()
+        return (sub, budget) if sub_err <= float(self.tolerance) * leaf_err else None

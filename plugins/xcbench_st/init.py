@@ -1,0 +1,101 @@
+"""Initial trees for TAO: random oblique splits, or the paper's clustering (Algorithm 2)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+
+from .tree import Tree
+
+
+def random_tree(X, depth: int, n_classes: int, rng) -> Tree:
+    """Complete tree; each decision weight ~ N(0, I) normalised to unit length. The bias puts
+    the hyperplane through the mean of the training points reaching the node (the paper does
+    not say; a bias of 0 sends almost everything one way on uncentred features like GloVe)."""
+    tree = Tree.complete(depth, X.shape[1], n_classes)
+    at = np.zeros(X.shape[0], dtype=np.int64)  # node each point has reached so far
+    for node in range(2 ** depth - 1):  # heap order = breadth first
+        w = rng.standard_normal(X.shape[1])
+        w /= np.linalg.norm(w)
+        rows = np.flatnonzero(at == node)
+        proj = np.asarray(X[rows] @ w).ravel() if len(rows) else np.zeros(0)
+        b = -float(proj.mean()) if len(rows) else 0.0
+        tree.w[node], tree.b[node] = w, b
+        at[rows] = np.where(proj + b >= 0, tree.right[node], tree.left[node])
+    return tree
+
+
+def class_means(X, y, n_classes: int):
+    """(K, D) mean of each class (zero for absent classes) and the class counts."""
+    counts = np.bincount(y, minlength=n_classes)
+    onehot = sp.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))), shape=(n_classes, len(y)))
+    sums = onehot @ X
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    return sums / np.maximum(counts, 1)[:, None], counts
+
+
+def merge_levels(means: np.ndarray, weights: np.ndarray) -> list[list[tuple[int, int]]]:
+    """Balanced bottom-up hierarchy over a power-of-two number of clusters: at each level,
+    repeatedly pair the two closest clusters not yet merged at that level (Euclidean distance
+    of weighted means). Returns, per level from the bottom, the (left, right) index pairs into
+    that level's cluster list; the parent of pair p is cluster p of the next level. Clusters
+    with zero weight (padding) are paired last."""
+    levels = []
+    means, weights = means.copy(), weights.astype(np.float64).copy()
+    while len(means) > 1:
+        m = len(means)
+        dist = ((means[:, None, :] - means[None, :, :]) ** 2).sum(-1)
+        empty = weights <= 0
+        dist[empty, :] = np.inf
+        dist[:, empty] = np.inf
+        np.fill_diagonal(dist, np.nan)
+        free, pairs = np.ones(m, dtype=bool), []
+        for _ in range(m // 2):
+            sub = np.where(free[:, None] & free[None, :], dist, np.nan)
+            if np.isfinite(sub).any():
+                a, b = np.unravel_index(np.nanargmin(np.where(np.isfinite(sub), sub, np.nan)),
+                                        sub.shape)
+            else:  # only padding (or padding + one real cluster) left
+                a, b = np.flatnonzero(free)[:2]
+            free[[a, b]] = False
+            pairs.append((int(a), int(b)))
+        parent_w = np.array([weights[a] + weights[b] for a, b in pairs])
+        parent_m = np.array([(means[a] * weights[a] + means[b] * weights[b])
+                             / max(weights[a] + weights[b], 1e-300) for a, b in pairs])
+        levels.append(pairs)
+        means, weights = parent_m, parent_w
+    return levels
+
+
+def cluster_tree(X, y, depth: int, n_classes: int, rng):
+    """The paper's Algorithm 2 ("ST dagger"): k-means of the class means (weighted by class
+    size) into L = 2^depth clusters, a balanced merge hierarchy over them, and each training
+    point started at its class's leaf. Returns (tree, paths) where paths (N, depth+1) are the
+    initial reduced sets for the first TAO pass (decision weights start at zero)."""
+    tree = Tree.complete(depth, X.shape[1], n_classes)
+    means, counts = class_means(X, y, n_classes)
+    present = np.flatnonzero(counts)
+    L = 2 ** depth
+    n_clusters = min(L, len(present))
+    km = KMeans(n_clusters=n_clusters, n_init=1, random_state=int(rng.integers(2**31)))
+    label = km.fit_predict(means[present], sample_weight=counts[present])
+    c_means = np.zeros((L, X.shape[1]))
+    c_weight = np.zeros(L)
+    for c in range(n_clusters):
+        members = label == c
+        c_weight[c] = counts[present][members].sum()
+        c_means[c] = km.cluster_centers_[c]
+    levels = merge_levels(c_means, c_weight)
+    # top-down: the single top cluster is the root; pair p of a level hangs under cluster p
+    heap_of = {0: 0}  # cluster index at the current level -> heap node id
+    for pairs in reversed(levels):
+        heap_of = {child: (2 * heap_of[p] + 1 + side)
+                   for p, pair in enumerate(pairs) for side, child in enumerate(pair)}
+    leaf_of_class = np.zeros(n_classes, dtype=np.int64)
+    leaf_of_class[present] = [heap_of[c] for c in label]
+    leaf = leaf_of_class[y]
+    paths = np.empty((len(y), depth + 1), dtype=np.int64)
+    paths[:, depth] = leaf
+    for d in range(depth - 1, -1, -1):
+        paths[:, d] = (paths[:, d + 1] - 1) // 2
+    return tree, paths

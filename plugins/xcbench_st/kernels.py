@@ -1,0 +1,137 @@
+"""Compiled routing and leaf-softmax inference over a flat softmax tree.
+
+A flat tree is: ``left``/``right`` child per node (-1 at leaves), ``row`` per node (its row in
+the decision arrays ``dec_w``/``dec_b`` or in the leaf table ``leaf_ptr``), and per leaf a
+slice ``leaf_ptr[j]:leaf_ptr[j+1]`` of ``leaf_classes``/``leaf_w``/``leaf_b``. An example goes
+right at a decision node when w.x + b >= 0. Every kernel reads X through
+``xcbench.kernels.kernel_input`` so dense and CSR inputs share one code path.
+"""
+import math
+
+import numba
+import numpy as np
+
+from xcbench.kernels import row_score
+
+
+@numba.njit(cache=True, nogil=True)
+def _descend(node, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i, dense):
+    """Leaf reached by example i from ``node``, and the number of decisions taken."""
+    steps = 0
+    while left[node] >= 0:
+        r = row[node]
+        if row_score(dec_w, dec_b, r, Xd, indptr, indices, data, i, dense) >= 0.0:
+            node = right[node]
+        else:
+            node = left[node]
+        steps += 1
+    return node, steps
+
+
+@numba.njit(cache=True, nogil=True)
+def route(points, start, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, dense):
+    """Leaf node reached by each example ``points[p]`` starting at node ``start[p]``."""
+    out = np.empty(len(points), dtype=np.int64)
+    for p in range(len(points)):
+        out[p], _ = _descend(start[p], left, right, row, dec_w, dec_b, Xd, indptr, indices,
+                             data, points[p], dense)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def route_paths(left, right, row, dec_w, dec_b, Xd, indptr, indices, data, dense, n, max_depth):
+    """(n, max_depth + 1) array of the node each example visits at each depth (-1 below its
+    leaf)."""
+    paths = np.full((n, max_depth + 1), -1, dtype=np.int64)
+    for i in range(n):
+        node, d = 0, 0
+        paths[i, 0] = 0
+        while left[node] >= 0:
+            if row_score(dec_w, dec_b, row[node], Xd, indptr, indices, data, i, dense) >= 0.0:
+                node = right[node]
+            else:
+                node = left[node]
+            d += 1
+            paths[i, d] = node
+    return paths
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i, dense, buf):
+    """Fill buf[:m] with the log-softmax of leaf j's classes for example i; return m."""
+    lo, hi = leaf_ptr[j], leaf_ptr[j + 1]
+    m = hi - lo
+    top = -np.inf
+    for c in range(m):
+        s = row_score(leaf_w, leaf_b, lo + c, Xd, indptr, indices, data, i, dense)
+        buf[c] = s
+        if s > top:
+            top = s
+    total = 0.0
+    for c in range(m):
+        total += math.exp(buf[c] - top)
+    norm = top + math.log(total)
+    for c in range(m):
+        buf[c] -= norm
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def predict_topk(kk, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, leaf_w, leaf_b,
+                 max_leaf, Xd, indptr, indices, data, dense, n, out_l, out_s):
+    """Top-kk classes of each example's leaf softmax into out_l/out_s (pre-filled -1/-inf);
+    returns the number of decision nodes evaluated."""
+    buf = np.empty(max(max_leaf, 1))
+    evaluated = 0
+    for i in range(n):
+        node, steps = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data,
+                               i, dense)
+        evaluated += steps
+        j = row[node]
+        m = _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
+                              dense, buf)
+        for t in range(min(kk, m)):  # kk is small: repeated arg-max beats a heap here
+            best = 0
+            for c in range(1, m):
+                if buf[c] > buf[best]:
+                    best = c
+            out_l[i, t] = leaf_classes[leaf_ptr[j] + best]
+            out_s[i, t] = buf[best]
+            buf[best] = -np.inf
+    return evaluated
+
+
+@numba.njit(cache=True, nogil=True)
+def log_proba(y, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, leaf_w, leaf_b,
+              max_leaf, Xd, indptr, indices, data, dense):
+    """log p(y_i | x_i): the leaf's log-softmax entry for y_i, -inf if y_i is not a leaf
+    class."""
+    n = len(y)
+    out = np.full(n, -np.inf)
+    buf = np.empty(max(max_leaf, 1))
+    for i in range(n):
+        node, _ = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i,
+                           dense)
+        j = row[node]
+        lo, hi = leaf_ptr[j], leaf_ptr[j + 1]
+        pos = -1
+        for c in range(hi - lo):
+            if leaf_classes[lo + c] == y[i]:
+                pos = c
+                break
+        if pos >= 0:
+            _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
+                              dense, buf)
+            out[i] = buf[pos]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def leaf_sizes(left, right, row, dec_w, dec_b, leaf_ptr, Xd, indptr, indices, data, dense, n):
+    """Number of classes in the leaf each example reaches."""
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        node, _ = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i,
+                           dense)
+        out[i] = leaf_ptr[row[node] + 1] - leaf_ptr[row[node]]
+    return out

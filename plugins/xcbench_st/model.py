@@ -1,0 +1,175 @@
+"""Softmax tree (``st``): a complete oblique tree with k-class softmax leaves, trained by TAO."""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from xcbench.kernels import kernel_input
+from xcbench.method import Method, check_labels, check_X
+
+from . import kernels
+from .init import cluster_tree, random_tree
+from .prune import prune
+from .tao import TAOProblem, objective, tao_pass
+
+INITS = ("random", "cluster")
+
+
+def _training_view(X):
+    """X for BLAS slicing (float32 kept as float32) and its kernel input."""
+    return X, kernel_input(X)
+
+
+class TreeInference:
+    """Inference, probabilities and statistics shared by ``st`` and ``ast``; needs ``flat_``
+    (tree.FlatTree), ``n_classes_`` and ``n_features_in_``."""
+
+    def _run(self, kernel, X, *extra):
+        Xk = kernel_input(check_X(X, self.n_features_in_))
+        return Xk, kernel
+
+    def predict_topk(self, X, k=1):
+        X = check_X(X, self.n_features_in_)
+        n = X.shape[0]
+        labels = np.full((n, k), -1, dtype=np.int64)
+        scores = np.full((n, k), -np.inf)
+        f = self.flat_
+        evaluated = kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X),
+                                         n, labels, scores)
+        self.nodes_evaluated_per_example_ = evaluated / max(n, 1)
+        return labels, scores
+
+    def log_proba(self, X, y):
+        X = check_X(X, self.n_features_in_)
+        y, _ = check_labels(y, X.shape[0], self.n_classes_)
+        f = self.flat_
+        return kernels.log_proba(y, *f.routing, *f.leaf_arrays, *kernel_input(X))
+
+    def support_size(self, X):
+        X = check_X(X, self.n_features_in_)
+        f = self.flat_
+        return kernels.leaf_sizes(*f.routing, f.leaf_ptr, *kernel_input(X), X.shape[0])
+
+    def stats(self):
+        f = self.flat_
+        is_leaf = f.left < 0
+        depth = f.depths()
+        sizes = np.diff(f.leaf_ptr)
+        n_params = f.dec_w.size + f.dec_b.size + f.leaf_w.size + f.leaf_b.size
+        return {
+            "n_params": int(n_params),
+            "nonzero_params": int(np.count_nonzero(f.dec_w) + np.count_nonzero(f.dec_b)
+                                  + np.count_nonzero(f.leaf_w) + np.count_nonzero(f.leaf_b)),
+            "bytes": int(f.nbytes),
+            "depth": int(depth[is_leaf].max()),
+            "depth_mean_train": float(self.train_path_length_),
+            "leaves": int(is_leaf.sum()),
+            "decision_nodes": int((~is_leaf).sum()),
+            "classes_per_leaf_mean": float(sizes.mean()),
+            "classes_per_leaf_max": int(sizes.max()),
+            "nodes_per_prediction": float(getattr(self, "nodes_evaluated_per_example_",
+                                                  self.train_path_length_)),
+            "tao_objective": [float(v) for v in self.objective_curve_],
+            "fit_seconds": {k: round(v, 3) for k, v in self.fit_seconds_.items()},
+        }
+
+    def _finish(self, tree, prob, y):
+        """Prune (if asked), flatten, and record training-set path length."""
+        if self.prune:
+            predicted = self._train_top1(tree, prob)
+            self.pruned_ = prune(tree, prob.Xk, y, predicted)
+        self.tree_ = tree
+        self.flat_ = tree.flatten()
+        n = len(y)
+        labels = np.full((n, 1), -1, dtype=np.int64)
+        scores = np.full((n, 1), -np.inf)
+        f = self.flat_
+        evaluated = kernels.predict_topk(1, *f.routing, *f.leaf_arrays, *prob.Xk, n, labels,
+                                         scores)
+        self.train_path_length_ = evaluated / max(n, 1)
+
+    @staticmethod
+    def _train_top1(tree, prob):
+        f = tree.flatten()
+        n = len(prob.y)
+        labels = np.full((n, 1), -1, dtype=np.int64)
+        kernels.predict_topk(1, *f.routing, *f.leaf_arrays, *prob.Xk, n, labels,
+                             np.full((n, 1), -np.inf))
+        return labels[:, 0]
+
+    def _log(self, message):
+        if self.verbose:
+            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
+
+
+class SoftmaxTree(TreeInference, Method):
+    """Softmax tree trained by TAO (Zharmagambetov, Gabidolla & Carreira-Perpinan 2021).
+
+    Build parameters: ``k`` classes per leaf, ``depth`` (Delta) of the initial complete tree,
+    ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1), ``n_iter`` TAO
+    passes, ``loss`` (``"01"`` default, ``"ce-beta"`` = ST+ with ``beta``, ``"ce-drop"``),
+    ``init`` (``"random"`` or ``"cluster"``: the paper's Algorithm 2, ST dagger),
+    ``leaf_max_iter`` / ``node_max_iter`` (L-BFGS-B iterations per node problem and pass,
+    warm-started), ``decision_solver`` (``"lbfgs-b"`` or ``"liblinear"``), ``monotone``
+    (reject a node update that raises its reduced objective), ``prune``, ``n_jobs`` (threads
+    solving the nodes of one depth in parallel), ``random_state``, ``verbose``.
+    """
+
+    def __init__(self, k=50, depth=8, alpha=1.0, n_iter=20, loss="01", beta=100.0,
+                 init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
+                 monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
+        self.k = k
+        self.depth = depth
+        self.alpha = alpha
+        self.n_iter = n_iter
+        self.loss = loss
+        self.beta = beta
+        self.init = init
+        self.leaf_max_iter = leaf_max_iter
+        self.node_max_iter = node_max_iter
+        self.decision_solver = decision_solver
+        self.monotone = monotone
+        self.prune = prune
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _problem(self, X, y):
+        Xb, Xk = _training_view(X)
+        return TAOProblem(Xb, Xk, y, self.n_classes_, int(self.k), float(self.alpha),
+                          self.loss, float(self.beta), int(self.leaf_max_iter),
+                          int(self.node_max_iter), self.decision_solver, bool(self.monotone),
+                          int(self.n_jobs))
+
+    def fit(self, X, y, n_classes=None):
+        X = check_X(X)
+        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if int(self.k) < 1 or int(self.depth) < 0:
+            raise ValueError(f"need k >= 1 and depth >= 0, got k={self.k}, depth={self.depth}")
+        self.n_features_in_ = X.shape[1]
+        rng = np.random.default_rng(self.random_state)
+        prob = self._problem(X, y)
+        start = time.perf_counter()
+        with threadpool_limits(1):  # parallelism is across nodes (n_jobs), not inside BLAS
+            if self.init == "cluster":
+                tree, paths = cluster_tree(X, y, int(self.depth), self.n_classes_, rng)
+            else:
+                tree, paths = random_tree(X, int(self.depth), self.n_classes_, rng), None
+            prob.seconds["init"] += time.perf_counter() - start
+            self.objective_curve_ = []
+            for it in range(int(self.n_iter)):
+                tao_pass(tree, prob, paths if it == 0 else None)
+                self.objective_curve_.append(objective(tree, prob))
+                self._log(f"TAO pass {it + 1}/{self.n_iter}: objective "
+                          f"{self.objective_curve_[-1]:.6g} "
+                          f"({time.perf_counter() - start:.1f} s)")
+            clock = time.perf_counter()
+            self._finish(tree, prob, y)
+            prob.seconds["prune"] += time.perf_counter() - clock
+        self.fit_seconds_ = dict(prob.seconds)
+        return self

@@ -1,0 +1,224 @@
+"""Tree Alternating Optimization of a softmax tree (ALGORITHMS.md section 1).
+
+One TAO pass visits depths from the deepest to the root. Nodes of one depth do not interact,
+so their problems are solved in parallel (joblib threads: the solvers spend their time in
+BLAS and numpy, which release the GIL). The reduced set R_i of node i (training points that
+reach it) depends only on i's ancestors, which a pass updates after i, so one routing of the
+training set at the start of a pass gives every R_i of that pass.
+
+Losses (``loss``): ``"01"`` (paper default: a point's loss is 0 if its leaf's arg-max is its
+class, else 1), ``"ce-beta"`` (cross-entropy with an out-of-leaf class costing ``beta``: the
+paper's ST+), ``"ce-drop"`` (cross-entropy; points with an infinite loss on either side are
+dropped from decision problems: the paper's failing option (a), kept for comparison).
+Leaves always fit the l1 softmax (cross-entropy surrogate); decision nodes fit l1 logistic
+regression on pseudolabels weighted by |loss_left - loss_right|.
+
+``monotone=True`` keeps a node's old parameters when the new fit does not lower the node's
+reduced objective (its points' loss under the chosen ``loss`` + alpha * |weights|_1). The
+reduced objective is exactly the change of the global one, so the global objective never
+increases; the surrogates alone do not guarantee that.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from .solvers import fit_l1_logistic, fit_l1_softmax
+from .tree import Leaf, Tree, constant_leaf
+
+LOSSES = ("01", "ce-beta", "ce-drop")
+
+
+@dataclass
+class TAOProblem:
+    """Training data and settings shared by every node problem."""
+    X: object  # (N, D) dense (float32/64) or CSR, for BLAS slicing
+    Xk: tuple  # the same rows as kernel input (xcbench.kernels.kernel_input)
+    y: np.ndarray
+    n_classes: int
+    k: int
+    alpha: float = 1.0
+    loss: str = "01"
+    beta: float = 100.0
+    leaf_max_iter: int = 20
+    node_max_iter: int = 50
+    decision_solver: str = "lbfgs-b"
+    monotone: bool = True
+    n_jobs: int = 1
+    seconds: dict = field(default_factory=lambda: defaultdict(float))  # where fit time goes
+
+    def __post_init__(self):
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+
+    def parallel(self, tasks):
+        tasks = list(tasks)
+        if self.n_jobs == 1 or len(tasks) <= 1:
+            return [fn(*args) for fn, args, _ in tasks]
+        return Parallel(n_jobs=self.n_jobs, backend="threading")(tasks)
+
+
+# ----- losses
+def leaf_scores(leaf: Leaf, X, rows):
+    out = X[rows] @ leaf.W.T.astype(X.dtype, copy=False)
+    return np.asarray(out.toarray() if hasattr(out, "toarray") else out) + leaf.b
+
+
+def leaf_loss(leaf: Leaf, prob: TAOProblem, rows: np.ndarray) -> np.ndarray:
+    """Loss of each training point ``rows`` if it were predicted by ``leaf``."""
+    y = prob.y[rows]
+    position = np.full(prob.n_classes, -1, dtype=np.int64)
+    position[leaf.classes] = np.arange(len(leaf.classes))
+    local = position[y]
+    inside = local >= 0
+    out = np.full(len(rows), 1.0 if prob.loss == "01" else
+                  (prob.beta if prob.loss == "ce-beta" else np.inf))
+    if not inside.any():
+        return out
+    if len(leaf.classes) == 1:  # a constant leaf: p = 1 for its class
+        out[inside] = 0.0
+        return out
+    S = leaf_scores(leaf, prob.X, rows[inside])
+    if prob.loss == "01":
+        out[inside] = (S.argmax(axis=1) != local[inside]).astype(np.float64)
+    else:
+        top = S.max(axis=1)
+        lse = top + np.log(np.exp(S - top[:, None]).sum(axis=1))
+        out[inside] = lse - S[np.arange(len(S)), local[inside]]
+    return out
+
+
+def losses_at_leaves(tree: Tree, prob: TAOProblem, rows, leaves) -> np.ndarray:
+    """Loss of each point rows[p] at leaf node leaves[p], one BLAS product per leaf."""
+    out = np.empty(len(rows))
+    order = np.argsort(leaves, kind="stable")
+    bounds = np.flatnonzero(np.diff(leaves[order])) + 1
+    for group in np.split(order, bounds):
+        if len(group):
+            out[group] = leaf_loss(tree.leaf[int(leaves[group[0]])], prob, rows[group])
+    return out
+
+
+def objective(tree: Tree, prob: TAOProblem) -> float:
+    """E = sum_n loss(y_n, tree(x_n)) + alpha * sum of |weights| (infinite losses skipped
+    for ``ce-drop``)."""
+    leaves = tree.flatten().route_leaves(prob.Xk)
+    losses = losses_at_leaves(tree, prob, np.arange(len(prob.y)), leaves)
+    return float(losses[np.isfinite(losses)].sum()) + prob.alpha * tree.l1()
+
+
+# ----- node steps
+def fit_leaf(leaf: Leaf, prob: TAOProblem, rows: np.ndarray, k: int) -> Leaf:
+    """Leaf step: S = the k most frequent classes of the reduced set, then the l1 softmax on
+    the points of those classes (warm-started from the classes the leaf already had)."""
+    counts = np.bincount(prob.y[rows], minlength=prob.n_classes)
+    n_present = int(np.count_nonzero(counts))
+    classes = np.sort(np.argsort(-counts, kind="stable")[:min(k, n_present)])
+    if len(classes) == 1:
+        new = constant_leaf(int(classes[0]), leaf.W.shape[1])
+    else:
+        position = np.full(prob.n_classes, -1, dtype=np.int64)
+        position[classes] = np.arange(len(classes))
+        local = position[prob.y[rows]]
+        keep = rows[local >= 0]
+        old_pos = np.full(prob.n_classes, -1, dtype=np.int64)
+        old_pos[leaf.classes] = np.arange(len(leaf.classes))
+        carried = old_pos[classes]
+        W0 = np.where(carried[:, None] >= 0, leaf.W[np.maximum(carried, 0)], 0.0)
+        b0 = np.where(carried >= 0, leaf.b[np.maximum(carried, 0)], 0.0)
+        W, b, _ = fit_l1_softmax(prob.X[keep], local[local >= 0], len(classes), prob.alpha,
+                                 W0=W0, b0=b0, max_iter=prob.leaf_max_iter)
+        new = Leaf(classes.astype(np.int64), W, b)
+    if prob.monotone and prob.loss != "ce-drop":
+        old_obj = leaf_loss(leaf, prob, rows).sum() + prob.alpha * leaf.l1
+        new_obj = leaf_loss(new, prob, rows).sum() + prob.alpha * new.l1
+        if new_obj > old_obj:
+            return leaf
+    return new
+
+
+def _goes_right(X, rows, w, b):
+    out = X[rows] @ w.astype(X.dtype, copy=False)
+    return np.asarray(out).ravel() + b >= 0
+
+
+def fit_decision(w_old, b_old, prob: TAOProblem, rows, loss_left, loss_right):
+    """Decision step: pseudolabel = the child with the lower loss, weight = the difference;
+    points with equal losses are don't-care. Returns the new (w, b)."""
+    if prob.loss == "ce-drop":
+        finite = np.isfinite(loss_left) & np.isfinite(loss_right)
+        rows, loss_left, loss_right = rows[finite], loss_left[finite], loss_right[finite]
+    diff = loss_left - loss_right
+    care = diff != 0
+    if not care.any():
+        return w_old, b_old
+    right = diff[care] > 0
+    if right.all() or not right.any():  # every care point prefers one side: route all there
+        w, b = np.zeros_like(w_old), (1.0 if right.all() else -1.0)
+    else:
+        w, b, _ = fit_l1_logistic(prob.X[rows[care]], right, np.abs(diff[care]), prob.alpha,
+                                  w0=w_old, b0=b_old, max_iter=prob.node_max_iter,
+                                  solver=prob.decision_solver)
+    if prob.monotone and prob.loss != "ce-drop":
+        def reduced(w_, b_):
+            side = _goes_right(prob.X, rows, w_, b_)
+            return np.where(side, loss_right, loss_left).sum() + prob.alpha * np.abs(w_).sum()
+        if reduced(w, b) > reduced(w_old, b_old):
+            return w_old, b_old
+    return w, b
+
+
+# ----- one pass
+def _groups(column: np.ndarray):
+    """{node: rows} for the rows of each node id in ``column`` (ignoring -1)."""
+    order = np.argsort(column, kind="stable")
+    bounds = np.flatnonzero(np.diff(column[order])) + 1
+    groups = (g for g in np.split(order, bounds) if len(g))
+    return {int(column[g[0]]): g.astype(np.int64) for g in groups if column[g[0]] >= 0}
+
+
+def tao_pass(tree: Tree, prob: TAOProblem, paths: np.ndarray | None = None) -> None:
+    """One TAO iteration over every depth, deepest first. ``paths`` (n, depth+1) of Tree node
+    ids gives the reduced sets (default: route the training set through the tree)."""
+    max_depth = tree.max_depth()
+    clock = time.perf_counter()
+    if paths is None:
+        paths = tree.flatten().route_paths(prob.Xk, max_depth)
+    prob.seconds["routing"] += time.perf_counter() - clock
+    by_depth: dict[int, list[int]] = {}
+    for node in tree.alive():
+        by_depth.setdefault(tree.depth[node], []).append(node)
+    for d in range(max_depth, -1, -1):
+        reduced = _groups(paths[:, d]) if d < paths.shape[1] else {}
+        nodes = [i for i in by_depth.get(d, []) if i in reduced]  # dead nodes keep params
+        leaves = [i for i in nodes if tree.is_leaf(i)]
+        clock = time.perf_counter()
+        fitted = prob.parallel(delayed(fit_leaf)(tree.leaf[i], prob, reduced[i],
+                                                 tree.leaf_k.get(i, prob.k))
+                               for i in leaves)
+        for i, leaf in zip(leaves, fitted):
+            tree.leaf[i] = leaf
+        prob.seconds["leaves"] += time.perf_counter() - clock
+        decisions = [i for i in nodes if not tree.is_leaf(i)]
+        if not decisions:
+            continue
+        clock = time.perf_counter()
+        flat = tree.flatten()
+        rows = np.concatenate([reduced[i] for i in decisions])
+        starts_l = np.concatenate([np.full(len(reduced[i]), tree.left[i]) for i in decisions])
+        starts_r = np.concatenate([np.full(len(reduced[i]), tree.right[i]) for i in decisions])
+        loss_l = losses_at_leaves(tree, prob, rows, flat.route_leaves(prob.Xk, rows, starts_l))
+        loss_r = losses_at_leaves(tree, prob, rows, flat.route_leaves(prob.Xk, rows, starts_r))
+        bounds = np.cumsum([len(reduced[i]) for i in decisions])[:-1]
+        prob.seconds["pseudolabels"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        tasks = (delayed(fit_decision)(tree.w[i], tree.b[i], prob, r, ll, lr)
+                 for i, r, ll, lr in zip(decisions, np.split(rows, bounds),
+                                         np.split(loss_l, bounds), np.split(loss_r, bounds)))
+        for i, (w, b) in zip(decisions, prob.parallel(tasks)):
+            tree.w[i], tree.b[i] = w, float(b)
+        prob.seconds["decisions"] += time.perf_counter() - clock
