@@ -31,15 +31,25 @@ def _value(text: str):
 
 
 def parse_param_overrides(items: list[str]) -> dict:
-    """``["softmax:C=0.1,1", "ova:solver=sag"]`` -> {"softmax": {"C": [0.1, 1]}, ...}."""
+    """``["softmax:C=0.1,1", "st:k+depth=50+8,100+7"]`` ->
+    {"softmax": {"C": [0.1, 1]}, "st": {"k+depth": [(50, 8), (100, 7)]}}: names joined by
+    ``+`` are swept together (zipped), not crossed."""
     out: dict = {}
     for item in items or []:
         method, sep, rest = item.partition(":")
         name, eq, values = rest.partition("=")
         if not (sep and eq and method and name and values):
-            raise ValueError(f"--param {item!r}: expected METHOD:NAME=V1[,V2...], "
-                             "e.g. --param softmax:C=0.1,1")
-        out.setdefault(method, {})[name] = [_value(v) for v in _split(values)]
+            raise ValueError(f"--param {item!r}: expected METHOD:NAME=V1[,V2...] or "
+                             "METHOD:A+B=A1+B1,A2+B2, e.g. --param softmax:C=0.1,1")
+        names = name.split("+")
+        if len(names) == 1:
+            out.setdefault(method, {})[name] = [_value(v) for v in _split(values)]
+            continue
+        combos = [tuple(_value(x) for x in v.split("+")) for v in _split(values)]
+        if any(len(c) != len(names) for c in combos):
+            raise ValueError(f"--param {item!r}: each value needs {len(names)} parts joined "
+                             f"by '+' (one per name in {name!r})")
+        out.setdefault(method, {})[name] = combos
     return out
 
 
@@ -127,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "see `xcbench list datasets`")
     run.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
     run.add_argument("--param", action="append", metavar="METHOD:NAME=V1[,V2]",
-                     help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable)")
+                     help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
+                          "sweep several together with +, e.g. --param st:k+depth=50+8,100+7")
     run.add_argument("--timeout", type=float, default=1800,
                      help="seconds before a run is stopped and recorded as timeout (default 1800)")
     run.add_argument("--threads", type=int, default=1,

@@ -77,17 +77,28 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
     for name in methods:
         spec = get_method_spec(name)
         overrides = param_overrides.get(name, {})
-        spec.validate_params(overrides)
+        spec.validate_params({part: None for key in overrides for part in key.split("+")})
+        zipped = [key for key in overrides if "+" in key]
+        if any(part in spec.query_params for key in zipped for part in key.split("+")):
+            raise ValueError(f"query parameters of {name!r} cannot be swept together with '+'")
         grid = {**{k: list(v) for k, v in spec.param_grid.items()},
                 **{k: list(v) for k, v in overrides.items() if k not in spec.query_params}}
         query_grid = {k: list(overrides.get(k, v)) for k, v in spec.query_params.items()}
         queries = tuple(tuple(sorted(q.items())) for q in ParameterGrid(query_grid or [{}]))
-        for params in ParameterGrid(grid or [{}]):
+        for params in map(_unzip, ParameterGrid(grid or [{}])):
             for dataset in datasets:
                 for seed in seeds:
                     cells.append(Cell(name, tuple(sorted(params.items())), dataset, int(seed),
                                       queries))
     return cells
+
+
+def _unzip(params: dict) -> dict:
+    """{"k+depth": (50, 8)} -> {"k": 50, "depth": 8}; other entries unchanged."""
+    out = {}
+    for key, value in params.items():
+        out.update(zip(key.split("+"), value) if "+" in key else [(key, value)])
+    return out
 
 
 def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as so
 import scipy.sparse as sp
+from scipy.special import expit
 
 
 def _split(W):
@@ -85,9 +86,7 @@ def fit_l1_logistic(X, z, sample_weight, alpha, w0=None, b0=0.0, max_iter=50, to
     z = np.asarray(z, dtype=bool)
     s = np.asarray(sample_weight, dtype=np.float64)
     if solver == "liblinear":
-        from sklearn.linear_model import LogisticRegression
-        model = LogisticRegression(penalty="l1", C=1.0 / alpha, solver="liblinear",
-                                   max_iter=int(max_iter), tol=tol, intercept_scaling=1.0)
+        model = _liblinear_l1(C=1.0 / alpha, max_iter=int(max_iter), tol=tol)
         model.fit(X, z, sample_weight=s)
         return model.coef_[0].astype(np.float64), float(model.intercept_[0]), float("nan")
     if solver != "lbfgs-b":
@@ -103,7 +102,7 @@ def fit_l1_logistic(X, z, sample_weight, alpha, w0=None, b0=0.0, max_iter=50, to
         w = theta[:D] - theta[D:2 * D]
         m = t * (_matmul(X, w.astype(dtype)).ravel() + dtype(theta[-1]))
         loss = float(s @ np.logaddexp(0.0, -m))
-        g = -s * t * _expit(-m)  # d loss / d score
+        g = -s * t * expit(-m)  # d loss / d score
         gw = np.asarray(_matmul(XT, g), dtype=np.float64).ravel()
         grad = np.concatenate([gw + alpha, -gw + alpha, [float(g.sum(dtype=np.float64))]])
         return loss + alpha * float(theta[:2 * D].sum()), grad
@@ -114,6 +113,11 @@ def fit_l1_logistic(X, z, sample_weight, alpha, w0=None, b0=0.0, max_iter=50, to
     return res.x[:D] - res.x[D:2 * D], float(res.x[-1]), float(res.fun)
 
 
-def _expit(v):
-    from scipy.special import expit
-    return expit(v)
+def _liblinear_l1(**kwargs):
+    """scikit-learn's LIBLINEAR l1 logistic regression (``penalty`` is deprecated from 1.8)."""
+    import sklearn
+    from sklearn.linear_model import LogisticRegression
+
+    major, minor = (int(p) for p in sklearn.__version__.split(".")[:2])
+    l1 = {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
+    return LogisticRegression(solver="liblinear", **l1, **kwargs)

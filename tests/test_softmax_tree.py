@@ -1,0 +1,215 @@
+"""Softmax tree (st) and adaptive softmax tree (ast): contract, TAO, init, pruning, solvers."""
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xcbench.kernels import kernel_input
+from xcbench.testing import check_method, gaussian_problem
+from xcbench_st import AdaptiveSoftmaxTree, SoftmaxTree
+from xcbench_st.init import cluster_tree, merge_levels
+from xcbench_st.prune import prune
+from xcbench_st.solvers import fit_l1_logistic, fit_l1_softmax
+from xcbench_st.tao import TAOProblem, objective
+from xcbench_st.tree import Tree
+
+SMALL_ST = {"k": 4, "depth": 2, "n_iter": 4, "alpha": 0.1}
+
+
+@pytest.mark.parametrize("params", [SMALL_ST, {**SMALL_ST, "init": "cluster"},
+                                    {**SMALL_ST, "loss": "ce-beta", "n_jobs": 2}])
+def test_st_conforms(params):
+    skip = ("check_fit_predict_sparse",) if params.get("init") == "cluster" else ()
+    check_method("st", params=params, skip=skip)  # k-means differs on the sparse copy
+
+
+def test_ast_conforms():
+    check_method("ast", params={"depth0": 1, "initial_iter": 2, "global_iter": 1,
+                                "max_stages": 2, "expand_iter": 2, "alpha": 0.1})
+
+
+def blobs(n_classes=8, per_class=40, dim=4, seed=0, spread=8.0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=spread, size=(n_classes, dim))
+    y = np.repeat(np.arange(n_classes), per_class)
+    return centres[y] + rng.normal(size=(len(y), dim)), y
+
+
+def test_depth_two_tree_beats_a_single_leaf_of_the_same_size():
+    X, y = blobs(spread=3.0)
+    X += 20.0 * np.random.default_rng(1).normal(size=(4, X.shape[1]))[y // 2]  # 4 pairs
+    flat = SoftmaxTree(k=2, depth=0, n_iter=3, alpha=0.01, random_state=0).fit(X, y)
+    tree = SoftmaxTree(k=2, depth=2, n_iter=10, alpha=0.01, init="cluster",
+                       random_state=0).fit(X, y)
+    err_flat = np.mean(flat.predict(X) != y)
+    err_tree = np.mean(tree.predict(X) != y)
+    assert err_flat >= 0.7  # two classes out of eight at most
+    assert err_tree < 0.2
+    assert tree.stats()["depth"] == 2 and tree.stats()["classes_per_leaf_max"] <= 2
+
+
+@pytest.mark.parametrize("loss,init", [("01", "random"), ("ce-beta", "random"),
+                                       ("01", "cluster")])
+def test_tao_objective_never_increases(loss, init):
+    X, y, _, _ = gaussian_problem(seed=1)
+    model = SoftmaxTree(k=3, depth=3, n_iter=8, alpha=0.5, loss=loss, init=init,
+                        random_state=3).fit(X, y)
+    curve = np.array(model.objective_curve_)
+    assert np.all(np.diff(curve) <= 1e-9 * np.abs(curve[:-1])), curve
+    assert curve[-1] < curve[0]
+
+
+def test_objective_curve_matches_the_final_tree():
+    X, y, _, _ = gaussian_problem(seed=2)
+    model = SoftmaxTree(k=3, depth=2, n_iter=3, alpha=0.5, prune=False,
+                        random_state=0).fit(X, y)
+    prob = TAOProblem(X, kernel_input(X), y, 12, 3, alpha=0.5)
+    assert objective(model.tree_, prob) == pytest.approx(model.objective_curve_[-1])
+
+
+def _top1(model, X):
+    return model.predict(X)
+
+
+def test_pruning_keeps_training_predictions():
+    X, y = blobs(n_classes=6, per_class=8, seed=4)  # depth 5 on 48 points: dead subtrees
+    model = SoftmaxTree(k=2, depth=5, n_iter=3, alpha=0.05, prune=False,
+                        random_state=0).fit(X, y)
+    before = _top1(model, X)
+    pruned = copy.deepcopy(model)
+    prob = TAOProblem(X, kernel_input(X), y, 6, 2)
+    removed = prune(pruned.tree_, prob.Xk, y, before)
+    pruned.flat_ = pruned.tree_.flatten()
+    assert sum(removed.values()) > 0
+    assert len(pruned.flat_.left) < len(model.flat_.left)
+    np.testing.assert_array_equal(_top1(pruned, X), before)
+
+
+def test_zero_weight_nodes_are_collapsed_without_changing_any_prediction():
+    X, y = blobs(n_classes=4, per_class=30, seed=5)
+    model = SoftmaxTree(k=4, depth=2, n_iter=2, alpha=0.05, prune=False,
+                        random_state=0).fit(X, y)
+    tree = model.tree_
+    tree.w[0] = np.zeros_like(tree.w[0])  # the root now sends everything one way
+    tree.b[0] = -1.0
+    model.flat_ = tree.flatten()
+    X_new = np.random.default_rng(0).normal(scale=8, size=(200, X.shape[1]))
+    before_train, before_new = _top1(model, X), _top1(model, X_new)
+    removed = prune(tree, kernel_input(X), y, before_train)
+    model.flat_ = tree.flatten()
+    assert removed["zero_weight"] == 1
+    np.testing.assert_array_equal(_top1(model, X_new), before_new)
+
+
+def test_probabilities_sum_to_one_and_are_zero_outside_the_leaf():
+    X, y, X_test, _ = gaussian_problem(seed=0)
+    model = SoftmaxTree(**SMALL_ST, random_state=0).fit(X, y)
+    total = np.zeros(len(X_test))
+    nonzero = np.zeros(len(X_test), dtype=np.int64)
+    for c in range(12):
+        lp = model.log_proba(X_test, np.full(len(X_test), c))
+        total += np.exp(lp)
+        nonzero += np.isfinite(lp)
+    np.testing.assert_allclose(total, 1.0, rtol=1e-9)
+    np.testing.assert_array_equal(nonzero, model.support_size(X_test))
+    assert model.support_size(X_test).max() <= 4
+
+
+def test_merge_levels_pairs_the_closest_clusters_and_stays_balanced():
+    means = np.array([[0.0], [10.0], [0.5], [10.5]])
+    levels = merge_levels(means, np.ones(4))
+    assert [sorted(map(sorted, lv)) for lv in levels] == [[[0, 2], [1, 3]], [[0, 1]]]
+    rng = np.random.default_rng(0)
+    levels = merge_levels(rng.normal(size=(16, 3)), np.ones(16))
+    assert [len(lv) for lv in levels] == [8, 4, 2, 1]
+    for lv in levels:
+        assert sorted(i for pair in lv for i in pair) == list(range(2 * len(lv)))
+
+
+def test_cluster_init_puts_each_class_at_one_leaf_and_similar_classes_together():
+    X, y = blobs(n_classes=4, per_class=20, seed=1, spread=1.0)
+    X[y >= 2] += 100.0  # classes {0,1} and {2,3} are far apart
+    tree, paths = cluster_tree(X, y, 2, 4, np.random.default_rng(0))
+    leaf_of = {c: set(paths[y == c, 2]) for c in range(4)}
+    assert all(len(v) == 1 for v in leaf_of.values())
+    assert len(set.union(*leaf_of.values())) == 4
+    side = {c: set(paths[y == c, 1]) for c in range(4)}
+    assert side[0] == side[1] and side[2] == side[3] and side[0] != side[2]
+
+
+def test_l1_softmax_solver_matches_scikit_learn_saga():
+    from sklearn.linear_model import LogisticRegression
+    X, y = blobs(n_classes=3, per_class=50, dim=5, seed=2, spread=1.5)
+    alpha = 2.0
+
+    def obj(W, b):
+        Z = X @ W.T + b
+        Z -= Z.max(1, keepdims=True)
+        return -(Z[np.arange(len(y)), y] - np.log(np.exp(Z).sum(1))).sum() + alpha * np.abs(W).sum()
+
+    W, b, value = fit_l1_softmax(X, y, 3, alpha, max_iter=500, tol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = LogisticRegression(C=1 / alpha, l1_ratio=1.0, solver="saga", max_iter=5000,
+                                 tol=1e-8).fit(X, y)
+    assert value == pytest.approx(obj(W, b))
+    assert obj(W, b) <= obj(ref.coef_, ref.intercept_) * (1 + 1e-4)
+    assert np.count_nonzero(W) < W.size  # l1 gives exact zeros
+
+
+def test_l1_logistic_solvers_agree_and_use_weights():
+    X, y = blobs(n_classes=2, per_class=60, dim=4, seed=3, spread=1.0)
+    z = y == 1
+    weight = np.where(z, 3.0, 1.0)
+    w, b, value = fit_l1_logistic(X, z, weight, 1.0, max_iter=500, tol=1e-8, solver="lbfgs-b")
+    t = np.where(z, 1.0, -1.0)
+    direct = weight @ np.logaddexp(0, -t * (X @ w + b)) + np.abs(w).sum()
+    assert value == pytest.approx(direct)
+    w2, b2, _ = fit_l1_logistic(X, z, weight, 1.0, max_iter=500, solver="liblinear")
+    assert np.mean(((X @ w + b) >= 0) == ((X @ w2 + b2) >= 0)) > 0.97
+    with pytest.raises(ValueError, match="decision solver"):
+        fit_l1_logistic(X, z, weight, 1.0, solver="bogus")
+
+
+def test_sparse_input_gives_the_same_tree():
+    X, y, X_test, _ = gaussian_problem(seed=0)
+    dense = SoftmaxTree(**SMALL_ST, random_state=0).fit(X, y)
+    sparse = SoftmaxTree(**SMALL_ST, random_state=0).fit(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(dense.predict(X_test), sparse.predict(sp.csr_matrix(X_test)))
+
+
+def test_ast_grows_deeper_than_its_start_and_gets_smaller_leaves():
+    X, y = blobs(n_classes=16, per_class=25, dim=6, seed=6, spread=6.0)
+    model = AdaptiveSoftmaxTree(depth0=1, initial_iter=3, global_iter=2, max_stages=3,
+                                expand_iter=3, alpha=0.01, tolerance=1.1,
+                                random_state=0).fit(X, y)
+    stats = model.stats()
+    assert stats["depth"] > 1
+    assert stats["classes_per_leaf_max"] < 8  # started at k0 = 16 / 2
+    assert model.stages_[0]["expanded"] > 0
+    assert np.mean(model.predict(X) != y) < 0.2
+
+
+def test_bad_parameters_are_named():
+    X, y, _, _ = gaussian_problem()
+    with pytest.raises(ValueError, match="init must be one of"):
+        SoftmaxTree(init="bogus").fit(X, y)
+    with pytest.raises(ValueError, match="loss must be one of"):
+        SoftmaxTree(loss="hinge", n_iter=1).fit(X, y)
+    with pytest.raises(ValueError, match="contraction"):
+        AdaptiveSoftmaxTree(contraction=1.5).fit(X, y)
+
+
+def test_tree_graft_and_replace_keep_structure_consistent():
+    tree = Tree.complete(1, 2, 5)
+    sub = Tree.complete(1, 2, 5)
+    tree.graft(tree.left[0], sub, leaf_k=3)
+    assert tree.max_depth() == 2 and len(tree.leaves()) == 3
+    assert all(tree.leaf_k[j] == 3 for j in tree.leaves() if tree.depth[j] == 2)
+    tree.replace(0, tree.left[0])  # the left subtree becomes the whole tree
+    assert tree.max_depth() == 1 and len(tree.leaves()) == 2
+    for node in tree.alive():
+        if not tree.is_leaf(node):
+            assert tree.parent[tree.left[node]] == node == tree.parent[tree.right[node]]
