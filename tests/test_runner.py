@@ -123,3 +123,16 @@ def test_query_params_measured_on_one_fit(tmp_path):
                      param_overrides={"hsm": {"epochs": [2], "decoder": ["topk"]}},
                      resume=True)
     assert again == []  # the topk record exists already
+
+
+def test_zipped_params_are_swept_together_not_crossed():
+    from xcbench.cli import parse_param_overrides
+    overrides = parse_param_overrides(["st:k+depth=50+8,100+7", "st:alpha=1"])
+    cells = expand_plan(["st"], ["letter"], param_overrides=overrides)
+    assert sorted((c.params_dict["k"], c.params_dict["depth"]) for c in cells) == \
+        [(50, 8), (100, 7)]
+    assert all(c.params_dict["alpha"] == 1 for c in cells)
+    with pytest.raises(ValueError, match="2 parts"):
+        parse_param_overrides(["st:k+depth=50"])
+    with pytest.raises(ValueError, match="valid parameters"):
+        expand_plan(["st"], ["letter"], param_overrides={"st": {"k+bogus": [(1, 2)]}})

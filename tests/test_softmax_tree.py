@@ -213,3 +213,12 @@ def test_tree_graft_and_replace_keep_structure_consistent():
     for node in tree.alive():
         if not tree.is_leaf(node):
             assert tree.parent[tree.left[node]] == node == tree.parent[tree.right[node]]
+
+
+def test_the_papers_solvers_are_available():
+    X, y, X_test, y_test = gaussian_problem(seed=0)
+    model = SoftmaxTree(**SMALL_ST, leaf_solver="saga", decision_solver="liblinear",
+                        random_state=0).fit(X, y)
+    assert np.mean(model.predict(X_test) == y_test) > 0.5
+    W, b, _ = fit_l1_softmax(X[y < 2], y[y < 2], 2, 1.0, solver="saga")
+    assert W.shape == (2, X.shape[1]) and not np.any(W[0])

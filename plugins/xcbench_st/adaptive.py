@@ -18,7 +18,7 @@ from xcbench.method import Method, check_labels, check_X
 
 from .init import random_tree
 from .model import TreeInference
-from .tao import TAOProblem, leaf_loss, losses_at_leaves, objective, tao_pass
+from .tao import leaf_loss, losses_at_leaves, objective, tao_pass
 
 ACCEPT_ERRORS = ("01", "ce")
 
@@ -41,7 +41,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
 
     Stops when a stage expands no leaf or after ``max_stages``. The paper leaves these
     choices open; the defaults here are ours. Shared TAO parameters as in ``st``: ``alpha``,
-    ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``, ``decision_solver``,
+    ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``, ``leaf_solver``, ``decision_solver``,
     ``monotone``, ``prune``, ``n_jobs``, ``random_state``, ``verbose``.
     """
 
@@ -49,6 +49,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
                  expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
                  min_leaf_classes=2, accept_error="01", alpha=1.0, loss="01", beta=100.0,
                  leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
+                 leaf_solver="lbfgs-b",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
         self.depth0 = depth0
         self.k0 = k0
@@ -67,6 +68,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.leaf_max_iter = leaf_max_iter
         self.node_max_iter = node_max_iter
         self.decision_solver = decision_solver
+        self.leaf_solver = leaf_solver
         self.monotone = monotone
         self.prune = prune
         self.n_jobs = n_jobs
@@ -84,10 +86,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.n_features_in_ = X.shape[1]
         rng = np.random.default_rng(self.random_state)
         k0 = int(self.k0 or math.ceil(self.n_classes_ / 2 ** int(self.depth0)))
-        prob = TAOProblem(X, kernel_input(X), y, self.n_classes_, k0, float(self.alpha),
-                          self.loss, float(self.beta), int(self.leaf_max_iter),
-                          int(self.node_max_iter), self.decision_solver, bool(self.monotone),
-                          int(self.n_jobs))
+        prob = self._tao_problem(X, kernel_input(X), y, k0)
         start = time.perf_counter()
         self.objective_curve_, self.stages_ = [], []
         with threadpool_limits(1):

@@ -100,6 +100,15 @@ class TreeInference:
                              np.full((n, 1), -np.inf))
         return labels[:, 0]
 
+    def _tao_problem(self, X, Xk, y, k):
+        """The TAO settings shared by st and ast, from this estimator's parameters."""
+        return TAOProblem(X, Xk, y, self.n_classes_, k, alpha=float(self.alpha),
+                          loss=self.loss, beta=float(self.beta),
+                          leaf_max_iter=int(self.leaf_max_iter),
+                          node_max_iter=int(self.node_max_iter),
+                          decision_solver=self.decision_solver, leaf_solver=self.leaf_solver,
+                          monotone=bool(self.monotone), n_jobs=int(self.n_jobs))
+
     def _log(self, message):
         if self.verbose:
             print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
@@ -112,14 +121,17 @@ class SoftmaxTree(TreeInference, Method):
     ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1), ``n_iter`` TAO
     passes, ``loss`` (``"01"`` default, ``"ce-beta"`` = ST+ with ``beta``, ``"ce-drop"``),
     ``init`` (``"random"`` or ``"cluster"``: the paper's Algorithm 2, ST dagger),
-    ``leaf_max_iter`` / ``node_max_iter`` (L-BFGS-B iterations per node problem and pass,
-    warm-started), ``decision_solver`` (``"lbfgs-b"`` or ``"liblinear"``), ``monotone``
+    ``leaf_max_iter`` / ``node_max_iter`` (solver iterations per node problem and pass,
+    warm-started), ``leaf_solver`` (``"lbfgs-b"`` or scikit-learn ``"saga"``, the paper's),
+    ``decision_solver`` (``"lbfgs-b"`` or ``"liblinear"``, the paper's; see solvers.py for
+    the measurements behind the defaults), ``monotone``
     (reject a node update that raises its reduced objective), ``prune``, ``n_jobs`` (threads
     solving the nodes of one depth in parallel), ``random_state``, ``verbose``.
     """
 
     def __init__(self, k=50, depth=8, alpha=1.0, n_iter=20, loss="01", beta=100.0,
                  init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
+                 leaf_solver="lbfgs-b",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
         self.k = k
         self.depth = depth
@@ -131,6 +143,7 @@ class SoftmaxTree(TreeInference, Method):
         self.leaf_max_iter = leaf_max_iter
         self.node_max_iter = node_max_iter
         self.decision_solver = decision_solver
+        self.leaf_solver = leaf_solver
         self.monotone = monotone
         self.prune = prune
         self.n_jobs = n_jobs
@@ -139,10 +152,7 @@ class SoftmaxTree(TreeInference, Method):
 
     def _problem(self, X, y):
         Xb, Xk = _training_view(X)
-        return TAOProblem(Xb, Xk, y, self.n_classes_, int(self.k), float(self.alpha),
-                          self.loss, float(self.beta), int(self.leaf_max_iter),
-                          int(self.node_max_iter), self.decision_solver, bool(self.monotone),
-                          int(self.n_jobs))
+        return self._tao_problem(Xb, Xk, y, int(self.k))
 
     def fit(self, X, y, n_classes=None):
         X = check_X(X)

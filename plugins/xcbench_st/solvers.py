@@ -31,12 +31,18 @@ def _matmul(X, M):
 
 
 def fit_l1_softmax(X, y, n_out, alpha, W0=None, b0=None, sample_weight=None, max_iter=20,
-                   tol=1e-4):
+                   tol=1e-4, solver="lbfgs-b"):
     """Minimise sum_n s_n * CE(y_n, softmax(W x_n + b)) + alpha * ||W||_1.
 
-    X (n, D) float32/64 dense or CSR; y in 0..n_out-1. Warm start from (W0, b0) if given.
-    Returns (W (n_out, D) float64, b (n_out,), final objective).
+    X (n, D) float32/64 dense or CSR; y in 0..n_out-1 (every value present when
+    ``solver="saga"``). Warm start from (W0, b0) if given. ``solver="saga"`` is
+    scikit-learn's SAGA (the paper's choice; ``max_iter`` epochs, warm-started).
+    Returns (W (n_out, D) float64, b (n_out,), final objective or nan).
     """
+    if solver == "saga":
+        return _saga_softmax(X, y, alpha, W0, b0, sample_weight, max_iter, tol)
+    if solver != "lbfgs-b":
+        raise ValueError(f"leaf solver must be 'lbfgs-b' or 'saga', got {solver!r}")
     n, D = X.shape
     dtype = np.float32 if getattr(X, "dtype", np.float64) == np.float32 else np.float64
     W0 = np.zeros((n_out, D)) if W0 is None else np.asarray(W0, dtype=np.float64)
@@ -86,7 +92,7 @@ def fit_l1_logistic(X, z, sample_weight, alpha, w0=None, b0=0.0, max_iter=50, to
     z = np.asarray(z, dtype=bool)
     s = np.asarray(sample_weight, dtype=np.float64)
     if solver == "liblinear":
-        model = _liblinear_l1(C=1.0 / alpha, max_iter=int(max_iter), tol=tol)
+        model = _sklearn_l1("liblinear", C=1.0 / alpha, max_iter=int(max_iter), tol=tol)
         model.fit(X, z, sample_weight=s)
         return model.coef_[0].astype(np.float64), float(model.intercept_[0]), float("nan")
     if solver != "lbfgs-b":
@@ -113,11 +119,33 @@ def fit_l1_logistic(X, z, sample_weight, alpha, w0=None, b0=0.0, max_iter=50, to
     return res.x[:D] - res.x[D:2 * D], float(res.x[-1]), float(res.fun)
 
 
-def _liblinear_l1(**kwargs):
-    """scikit-learn's LIBLINEAR l1 logistic regression (``penalty`` is deprecated from 1.8)."""
+def _sklearn_l1(solver, **kwargs):
+    """scikit-learn's l1 logistic regression (``penalty`` is deprecated from 1.8)."""
     import sklearn
     from sklearn.linear_model import LogisticRegression
 
     major, minor = (int(p) for p in sklearn.__version__.split(".")[:2])
     l1 = {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
-    return LogisticRegression(solver="liblinear", **l1, **kwargs)
+    return LogisticRegression(solver=solver, **l1, **kwargs)
+
+
+def _saga_softmax(X, y, alpha, W0, b0, sample_weight, max_iter, tol):
+    """scikit-learn SAGA; two classes come back as one logistic row w, stored as [0, w]."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    model = _sklearn_l1("saga", C=1.0 / alpha, max_iter=int(max_iter), tol=tol,
+                        warm_start=W0 is not None)
+    if W0 is not None:
+        W0, b0 = np.asarray(W0, dtype=np.float64), np.asarray(b0, dtype=np.float64)
+        if len(W0) == 2:
+            W0, b0 = W0[1:] - W0[:1], b0[1:] - b0[:1]
+        model.coef_, model.intercept_ = W0, b0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y, sample_weight=sample_weight)
+    W, b = model.coef_.astype(np.float64), model.intercept_.astype(np.float64)
+    if len(W) == 1:
+        W, b = np.vstack([np.zeros_like(W), W]), np.concatenate([[0.0], b])
+    return W, b, float("nan")

@@ -47,6 +47,7 @@ class TAOProblem:
     leaf_max_iter: int = 20
     node_max_iter: int = 50
     decision_solver: str = "lbfgs-b"
+    leaf_solver: str = "lbfgs-b"
     monotone: bool = True
     n_jobs: int = 1
     seconds: dict = field(default_factory=lambda: defaultdict(float))  # where fit time goes
@@ -131,7 +132,8 @@ def fit_leaf(leaf: Leaf, prob: TAOProblem, rows: np.ndarray, k: int) -> Leaf:
         W0 = np.where(carried[:, None] >= 0, leaf.W[np.maximum(carried, 0)], 0.0)
         b0 = np.where(carried >= 0, leaf.b[np.maximum(carried, 0)], 0.0)
         W, b, _ = fit_l1_softmax(prob.X[keep], local[local >= 0], len(classes), prob.alpha,
-                                 W0=W0, b0=b0, max_iter=prob.leaf_max_iter)
+                                 W0=W0, b0=b0, max_iter=prob.leaf_max_iter,
+                                 solver=prob.leaf_solver)
         new = Leaf(classes.astype(np.int64), W, b)
     if prob.monotone and prob.loss != "ce-drop":
         old_obj = leaf_loss(leaf, prob, rows).sum() + prob.alpha * leaf.l1
