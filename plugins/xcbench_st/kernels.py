@@ -80,9 +80,10 @@ def _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
 def predict_topk(kk, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, leaf_w, leaf_b,
                  max_leaf, Xd, indptr, indices, data, dense, n, out_l, out_s):
     """Top-kk classes of each example's leaf softmax into out_l/out_s (pre-filled -1/-inf);
-    returns the number of decision nodes evaluated."""
+    returns (decision nodes evaluated, leaf classes scored), summed over examples."""
     buf = np.empty(max(max_leaf, 1))
     evaluated = 0
+    scored = 0
     for i in range(n):
         node, steps = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data,
                                i, dense)
@@ -90,6 +91,7 @@ def predict_topk(kk, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, lea
         j = row[node]
         m = _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
                               dense, buf)
+        scored += m
         for t in range(min(kk, m)):  # kk is small: repeated arg-max beats a heap here
             best = 0
             for c in range(1, m):
@@ -98,7 +100,7 @@ def predict_topk(kk, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, lea
             out_l[i, t] = leaf_classes[leaf_ptr[j] + best]
             out_s[i, t] = buf[best]
             buf[best] = -np.inf
-    return evaluated
+    return evaluated, scored
 
 
 @numba.njit(cache=True, nogil=True)

@@ -37,9 +37,10 @@ class TreeInference:
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         f = self.flat_
-        evaluated = kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X),
-                                         n, labels, scores)
+        evaluated, scored = kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays,
+                                                 *kernel_input(X), n, labels, scores)
         self.nodes_evaluated_per_example_ = evaluated / max(n, 1)
+        self.classes_scored_per_example_ = scored / max(n, 1)
         return labels, scores
 
     def log_proba(self, X, y):
@@ -72,6 +73,8 @@ class TreeInference:
             "classes_per_leaf_max": int(sizes.max()),
             "nodes_per_prediction": float(getattr(self, "nodes_evaluated_per_example_",
                                                   self.train_path_length_)),
+            "classes_scored_per_prediction": float(getattr(
+                self, "classes_scored_per_example_", self.train_classes_scored_)),
             "tao_objective": [float(v) for v in self.objective_curve_],
             "fit_seconds": {k: round(v, 3) for k, v in self.fit_seconds_.items()},
         }
@@ -79,26 +82,23 @@ class TreeInference:
     def _finish(self, tree, prob, y):
         """Prune (if asked), flatten, and record training-set path length."""
         if self.prune:
-            predicted = self._train_top1(tree, prob)
+            predicted = self._train_top1(tree.flatten(), prob)[0]
             self.pruned_ = prune(tree, prob.Xk, y, predicted)
         self.tree_ = tree
         self.flat_ = tree.flatten()
         n = len(y)
-        labels = np.full((n, 1), -1, dtype=np.int64)
-        scores = np.full((n, 1), -np.inf)
-        f = self.flat_
-        evaluated = kernels.predict_topk(1, *f.routing, *f.leaf_arrays, *prob.Xk, n, labels,
-                                         scores)
+        _, evaluated, scored = self._train_top1(self.flat_, prob)
         self.train_path_length_ = evaluated / max(n, 1)
+        self.train_classes_scored_ = scored / max(n, 1)
 
     @staticmethod
-    def _train_top1(tree, prob):
-        f = tree.flatten()
+    def _train_top1(flat, prob):
+        """(top-1 label, decisions evaluated, classes scored) over the training set."""
         n = len(prob.y)
         labels = np.full((n, 1), -1, dtype=np.int64)
-        kernels.predict_topk(1, *f.routing, *f.leaf_arrays, *prob.Xk, n, labels,
-                             np.full((n, 1), -np.inf))
-        return labels[:, 0]
+        evaluated, scored = kernels.predict_topk(1, *flat.routing, *flat.leaf_arrays, *prob.Xk,
+                                                 n, labels, np.full((n, 1), -np.inf))
+        return labels[:, 0], evaluated, scored
 
     def _tao_problem(self, X, Xk, y, k):
         """The TAO settings shared by st and ast, from this estimator's parameters."""
