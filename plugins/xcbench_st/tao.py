@@ -13,10 +13,14 @@ dropped from decision problems: the paper's failing option (a), kept for compari
 Leaves always fit the l1 softmax (cross-entropy surrogate); decision nodes fit l1 logistic
 regression on pseudolabels weighted by |loss_left - loss_right|.
 
-``monotone=True`` keeps a node's old parameters when the new fit does not lower the node's
-reduced objective (its points' loss under the chosen ``loss`` + alpha * |weights|_1). The
-reduced objective is exactly the change of the global one, so the global objective never
-increases; the surrogates alone do not guarantee that.
+The monitored objective E is sum_n loss(y_n, tree(x_n)), plus alpha * |weights|_1 for the
+cross-entropy losses (where it is what the node solvers minimise). For the 0/1 loss E is the
+training error count alone: the l1 term is the surrogate solvers' regulariser, and a check
+mixing an error count with alpha * |weights|_1 preferred sparse nodes to accurate ones
+(aloi27d, st k=50 depth 5, 10 passes: 70.1% test error with it vs 57.4% without a check).
+``monotone=True`` keeps a node's old parameters when the new fit raises the node's share of
+E (its reduced objective, which is exactly the change in E), so E never increases; the
+surrogate fits alone do not guarantee that.
 """
 from __future__ import annotations
 
@@ -55,6 +59,10 @@ class TAOProblem:
     def __post_init__(self):
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+
+    def penalty(self, weights) -> float:
+        """The l1 part of E for these weights (none for the 0/1 loss: see module doc)."""
+        return 0.0 if self.loss == "01" else self.alpha * float(np.abs(weights).sum())
 
     def parallel(self, tasks):
         tasks = list(tasks)
@@ -105,11 +113,12 @@ def losses_at_leaves(tree: Tree, prob: TAOProblem, rows, leaves) -> np.ndarray:
 
 
 def objective(tree: Tree, prob: TAOProblem) -> float:
-    """E = sum_n loss(y_n, tree(x_n)) + alpha * sum of |weights| (infinite losses skipped
-    for ``ce-drop``)."""
+    """E (module doc): sum of losses (+ alpha * |weights|_1 for cross-entropy); infinite
+    losses skipped for ``ce-drop``."""
     leaves = tree.flatten().route_leaves(prob.Xk)
     losses = losses_at_leaves(tree, prob, np.arange(len(prob.y)), leaves)
-    return float(losses[np.isfinite(losses)].sum()) + prob.alpha * tree.l1()
+    return float(losses[np.isfinite(losses)].sum()) + (0.0 if prob.loss == "01"
+                                                        else prob.alpha * tree.l1())
 
 
 # ----- node steps
@@ -136,8 +145,8 @@ def fit_leaf(leaf: Leaf, prob: TAOProblem, rows: np.ndarray, k: int) -> Leaf:
                                  solver=prob.leaf_solver)
         new = Leaf(classes.astype(np.int64), W, b)
     if prob.monotone and prob.loss != "ce-drop":
-        old_obj = leaf_loss(leaf, prob, rows).sum() + prob.alpha * leaf.l1
-        new_obj = leaf_loss(new, prob, rows).sum() + prob.alpha * new.l1
+        old_obj = leaf_loss(leaf, prob, rows).sum() + prob.penalty(leaf.W)
+        new_obj = leaf_loss(new, prob, rows).sum() + prob.penalty(new.W)
         if new_obj > old_obj:
             return leaf
     return new
@@ -168,7 +177,7 @@ def fit_decision(w_old, b_old, prob: TAOProblem, rows, loss_left, loss_right):
     if prob.monotone and prob.loss != "ce-drop":
         def reduced(w_, b_):
             side = _goes_right(prob.X, rows, w_, b_)
-            return np.where(side, loss_right, loss_left).sum() + prob.alpha * np.abs(w_).sum()
+            return np.where(side, loss_right, loss_left).sum() + prob.penalty(w_)
         if reduced(w, b) > reduced(w_old, b_old):
             return w_old, b_old
     return w, b
