@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 
-from .init import random_tree
+from .init import INITS, cluster_tree, random_tree
 from .model import TreeInference
 from .tao import leaf_loss, losses_at_leaves, objective, tao_pass
 
@@ -31,7 +31,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     ``initial_iter`` TAO passes. Then up to ``max_stages`` stages of:
 
     - expansion: every leaf with more than ``min_leaf_classes`` classes is refitted as a
-      complete softmax tree of depth ``expand_depth`` (random init, ``expand_iter`` TAO passes)
+      complete softmax tree of depth ``expand_depth`` (``expand_init`` ``"cluster"``: the
+      paper's Algorithm 2 on the leaf's points, or ``"random"``; ``expand_iter`` TAO passes)
       on its reduced set, with leaf budget ceil(``contraction`` x the leaf's budget); the paper
       states k-hat = alpha k0 for the first expansion, and applying it to the current budget
       at later ones is our reading. It replaces the leaf when its training error on the reduced
@@ -46,7 +47,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     """
 
     def __init__(self, depth0=2, k0=None, contraction=0.6, tolerance=1.0, expand_depth=1,
-                 expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
+                 expand_init="cluster", expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
                  min_leaf_classes=2, accept_error="01", alpha=1.0, loss="01", beta=100.0,
                  leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
                  leaf_solver="lbfgs-b",
@@ -56,6 +57,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.contraction = contraction
         self.tolerance = tolerance
         self.expand_depth = expand_depth
+        self.expand_init = expand_init
         self.expand_iter = expand_iter
         self.initial_iter = initial_iter
         self.global_iter = global_iter
@@ -81,6 +83,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         if self.accept_error not in ACCEPT_ERRORS:
             raise ValueError(f"accept_error must be one of {ACCEPT_ERRORS}, "
                              f"got {self.accept_error!r}")
+        if self.expand_init not in INITS:
+            raise ValueError(f"expand_init must be one of {INITS}, got {self.expand_init!r}")
         if not 0 < float(self.contraction) < 1:
             raise ValueError(f"contraction must be in (0, 1), got {self.contraction}")
         self.n_features_in_ = X.shape[1]
@@ -139,10 +143,14 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         Xr = prob.X[rows]
         sub_prob = dataclasses.replace(prob, X=Xr, Xk=kernel_input(Xr), y=prob.y[rows],
                                        k=budget, n_jobs=1, seconds=defaultdict(float))
-        sub = random_tree(Xr, int(self.expand_depth), prob.n_classes,
-                          np.random.default_rng(seed))
-        for _ in range(int(self.expand_iter)):
-            tao_pass(sub, sub_prob)
+        sub_rng = np.random.default_rng(seed)
+        if self.expand_init == "cluster":
+            sub, paths = cluster_tree(Xr, sub_prob.y, int(self.expand_depth), prob.n_classes,
+                                      sub_rng)
+        else:
+            sub, paths = random_tree(Xr, int(self.expand_depth), prob.n_classes, sub_rng), None
+        for it in range(int(self.expand_iter)):
+            tao_pass(sub, sub_prob, paths if it == 0 else None)
         judge = dataclasses.replace(prob, loss="01" if self.accept_error == "01" else "ce-beta")
         local = np.arange(len(rows))
         judge_sub = dataclasses.replace(judge, X=Xr, Xk=sub_prob.Xk, y=sub_prob.y)

@@ -7,6 +7,8 @@ from sklearn.cluster import KMeans
 
 from .tree import Tree
 
+INITS = ("random", "cluster")
+
 
 def random_tree(X, depth: int, n_classes: int, rng) -> Tree:
     """Complete tree; each decision weight ~ N(0, I) normalised to unit length. The bias puts

@@ -11,11 +11,10 @@ from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
-from .init import cluster_tree, random_tree
+from .init import INITS, cluster_tree, random_tree
 from .prune import prune
 from .tao import TAOProblem, objective, tao_pass
 
-INITS = ("random", "cluster")
 
 
 def _training_view(X):
