@@ -66,7 +66,9 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
                   f"xcbench {env.get('xcbench')}.", ""]
     lines += ["Columns: test top-1/top-5 error; perplexity over the covered test examples and "
               "the covered share (examples whose true label gets non-zero probability); "
-              "perplexity after epsilon smoothing; model size; tree depth; single-example "
+              "perplexity after epsilon smoothing; model size; tree depth; for softmax trees "
+              "the weight vectors dotted with x per test prediction (decision nodes + leaf "
+              "classes: the path cost); single-example "
               "latency p50/p99 (one `predict_topk` call per example); batch throughput; "
               "training wall time and training examples per second. Mean ± std over seeds. "
               "A method that returns fewer than 5 labels counts as missing the rest, and one "
