@@ -222,3 +222,16 @@ def test_the_papers_solvers_are_available():
     assert np.mean(model.predict(X_test) == y_test) > 0.5
     W, b, _ = fit_l1_softmax(X[y < 2], y[y < 2], 2, 1.0, solver="saga")
     assert W.shape == (2, X.shape[1]) and not np.any(W[0])
+
+
+def test_path_cost_stats_are_batch_averages_not_the_last_single_call():
+    X, y = blobs(n_classes=16, per_class=25, dim=6, seed=6, spread=6.0)
+    model = AdaptiveSoftmaxTree(depth0=1, initial_iter=2, global_iter=1, max_stages=2,
+                                expand_iter=2, alpha=0.01, tolerance=1.1,
+                                random_state=0).fit(X, y)
+    model.predict_topk(X, 1)
+    batch = model.stats()
+    model.predict_topk(X[:1], 1)
+    assert model.stats()["nodes_per_prediction"] == batch["nodes_per_prediction"]
+    sizes = model.support_size(X)
+    assert batch["classes_scored_per_prediction"] == pytest.approx(sizes.mean())

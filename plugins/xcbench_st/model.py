@@ -38,8 +38,9 @@ class TreeInference:
         f = self.flat_
         evaluated, scored = kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays,
                                                  *kernel_input(X), n, labels, scores)
-        self.nodes_evaluated_per_example_ = evaluated / max(n, 1)
-        self.classes_scored_per_example_ = scored / max(n, 1)
+        if n > 1:  # path costs are averages over a batch; one example says little
+            self.nodes_evaluated_per_example_ = evaluated / n
+            self.classes_scored_per_example_ = scored / n
         return labels, scores
 
     def log_proba(self, X, y):
