@@ -112,10 +112,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
                 for _ in range(int(self.global_iter)):
                     tao_pass(tree, prob)
                     self.objective_curve_.append(objective(tree, prob))
-            clock = time.perf_counter()
             self._finish(tree, prob, y)
-            prob.seconds["prune"] += time.perf_counter() - clock
-        self.fit_seconds_ = dict(prob.seconds)
         return self
 
     def _expand(self, tree, prob, rng) -> int:

@@ -80,7 +80,8 @@ class TreeInference:
         }
 
     def _finish(self, tree, prob, y):
-        """Prune (if asked), flatten, and record training-set path length."""
+        """Prune (if asked), flatten, record training-set path costs and fit time by phase."""
+        clock = time.perf_counter()
         if self.prune:
             predicted = self._train_top1(tree.flatten(), prob)[0]
             self.pruned_ = prune(tree, prob.Xk, y, predicted)
@@ -90,6 +91,8 @@ class TreeInference:
         _, evaluated, scored = self._train_top1(self.flat_, prob)
         self.train_path_length_ = evaluated / max(n, 1)
         self.train_classes_scored_ = scored / max(n, 1)
+        prob.seconds["prune"] += time.perf_counter() - clock
+        self.fit_seconds_ = dict(prob.seconds)
 
     @staticmethod
     def _train_top1(flat, prob):
@@ -178,8 +181,5 @@ class SoftmaxTree(TreeInference, Method):
                 self._log(f"TAO pass {it + 1}/{self.n_iter}: objective "
                           f"{self.objective_curve_[-1]:.6g} "
                           f"({time.perf_counter() - start:.1f} s)")
-            clock = time.perf_counter()
             self._finish(tree, prob, y)
-            prob.seconds["prune"] += time.perf_counter() - clock
-        self.fit_seconds_ = dict(prob.seconds)
         return self
