@@ -16,9 +16,9 @@ from threadpoolctl import threadpool_limits
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 
-from .init import INITS, cluster_tree, random_tree
+from .init import INITS, initial_tree, random_tree
 from .model import TreeInference
-from .tao import leaf_loss, losses_at_leaves, objective, tao_pass
+from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
 
 ACCEPT_ERRORS = ("01", "ce")
 
@@ -95,9 +95,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.objective_curve_, self.stages_ = [], []
         with threadpool_limits(1):
             tree = random_tree(X, int(self.depth0), self.n_classes_, rng)
-            for _ in range(int(self.initial_iter)):
-                tao_pass(tree, prob)
-                self.objective_curve_.append(objective(tree, prob))
+            self._tao_passes(tree, prob, self.initial_iter)
             for stage in range(int(self.max_stages)):
                 clock = time.perf_counter()
                 expanded = self._expand(tree, prob, rng)
@@ -109,18 +107,13 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
                           f"{tree.max_depth()} ({time.perf_counter() - start:.1f} s)")
                 if not expanded:
                     break
-                for _ in range(int(self.global_iter)):
-                    tao_pass(tree, prob)
-                    self.objective_curve_.append(objective(tree, prob))
+                self._tao_passes(tree, prob, self.global_iter)
             self._finish(tree, prob, y)
         return self
 
     def _expand(self, tree, prob, rng) -> int:
         """Try to replace every large leaf by a small softmax tree; return how many were."""
-        leaves = tree.flatten().route_leaves(prob.Xk)
-        order = np.argsort(leaves, kind="stable")
-        bounds = np.flatnonzero(np.diff(leaves[order])) + 1
-        reduced = {int(leaves[g[0]]): g for g in np.split(order, bounds) if len(g)}
+        reduced = rows_by_node(tree.flatten().route_leaves(prob.Xk))
         candidates = [j for j in tree.leaves() if j in reduced
                       and len(tree.leaf[j].classes) > int(self.min_leaf_classes)]
         seeds = rng.integers(2**31, size=len(candidates))
@@ -140,18 +133,12 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         Xr = prob.X[rows]
         sub_prob = dataclasses.replace(prob, X=Xr, Xk=kernel_input(Xr), y=prob.y[rows],
                                        k=budget, n_jobs=1, seconds=defaultdict(float))
-        sub_rng = np.random.default_rng(seed)
-        if self.expand_init == "cluster":
-            sub, paths = cluster_tree(Xr, sub_prob.y, int(self.expand_depth), prob.n_classes,
-                                      sub_rng)
-        else:
-            sub, paths = random_tree(Xr, int(self.expand_depth), prob.n_classes, sub_rng), None
+        sub, paths = initial_tree(self.expand_init, Xr, sub_prob.y, int(self.expand_depth),
+                                  prob.n_classes, np.random.default_rng(seed))
         for it in range(int(self.expand_iter)):
             tao_pass(sub, sub_prob, paths if it == 0 else None)
-        judge = dataclasses.replace(prob, loss="01" if self.accept_error == "01" else "ce-beta")
+        judge = dataclasses.replace(sub_prob, loss="01" if self.accept_error == "01" else "ce-beta")
         local = np.arange(len(rows))
-        judge_sub = dataclasses.replace(judge, X=Xr, Xk=sub_prob.Xk, y=sub_prob.y)
-        sub_err = losses_at_leaves(sub, judge_sub, local,
-                                   sub.flatten().route_leaves(sub_prob.Xk)).mean()
-        leaf_err = leaf_loss(tree.leaf[j], judge, rows).mean()
+        sub_err = losses_at_leaves(sub, judge, local, sub.flatten().route_leaves(judge.Xk)).mean()
+        leaf_err = leaf_loss(tree.leaf[j], judge, local).mean()
         return (sub, budget) if sub_err <= float(self.tolerance) * leaf_err else None

@@ -10,6 +10,16 @@ from .tree import Tree
 INITS = ("random", "cluster")
 
 
+def initial_tree(init: str, X, y, depth: int, n_classes: int, rng):
+    """(tree, paths) for ``init`` "random" or "cluster"; paths (N, depth+1) are the first TAO
+    pass's reduced sets (None: route the points through the tree)."""
+    if init == "cluster":
+        return cluster_tree(X, y, depth, n_classes, rng)
+    if init == "random":
+        return random_tree(X, depth, n_classes, rng), None
+    raise ValueError(f"init must be one of {INITS}, got {init!r}")
+
+
 def random_tree(X, depth: int, n_classes: int, rng) -> Tree:
     """Complete tree; each decision weight ~ N(0, I) normalised to unit length. The bias puts
     the hyperplane through the mean of the training points reaching the node (the paper does

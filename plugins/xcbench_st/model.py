@@ -11,24 +11,15 @@ from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
-from .init import INITS, cluster_tree, random_tree
+from .init import initial_tree
 from .prune import prune
 from .tao import TAOProblem, objective, tao_pass
 
 
-
-def _training_view(X):
-    """X for BLAS slicing (float32 kept as float32) and its kernel input."""
-    return X, kernel_input(X)
-
-
 class TreeInference:
-    """Inference, probabilities and statistics shared by ``st`` and ``ast``; needs ``flat_``
-    (tree.FlatTree), ``n_classes_`` and ``n_features_in_``."""
-
-    def _run(self, kernel, X, *extra):
-        Xk = kernel_input(check_X(X, self.n_features_in_))
-        return Xk, kernel
+    """Training scaffolding, inference, probabilities and statistics shared by ``st`` and
+    ``ast``; inference needs ``flat_`` (tree.FlatTree), ``n_classes_`` and
+    ``n_features_in_``."""
 
     def predict_topk(self, X, k=1):
         X = check_X(X, self.n_features_in_)
@@ -82,13 +73,15 @@ class TreeInference:
     def _finish(self, tree, prob, y):
         """Prune (if asked), flatten, record training-set path costs and fit time by phase."""
         clock = time.perf_counter()
+        flat = tree.flatten()
+        predicted, evaluated, scored = self._train_top1(flat, prob)
         if self.prune:
-            predicted = self._train_top1(tree.flatten(), prob)[0]
-            self.pruned_ = prune(tree, prob.Xk, y, predicted)
-        self.tree_ = tree
-        self.flat_ = tree.flatten()
+            removed = self.pruned_ = prune(tree, prob.Xk, y, predicted)
+            if any(removed.values()):  # the path statistics changed with the tree
+                flat = tree.flatten()
+                _, evaluated, scored = self._train_top1(flat, prob)
+        self.tree_, self.flat_ = tree, flat
         n = len(y)
-        _, evaluated, scored = self._train_top1(self.flat_, prob)
         self.train_path_length_ = evaluated / max(n, 1)
         self.train_classes_scored_ = scored / max(n, 1)
         prob.seconds["prune"] += time.perf_counter() - clock
@@ -111,6 +104,16 @@ class TreeInference:
                           node_max_iter=int(self.node_max_iter),
                           decision_solver=self.decision_solver, leaf_solver=self.leaf_solver,
                           monotone=bool(self.monotone), n_jobs=int(self.n_jobs))
+
+    def _tao_passes(self, tree, prob, n_passes, paths=None, start=None):
+        """Run TAO passes (the first on ``paths`` if given), recording the objective."""
+        for it in range(int(n_passes)):
+            tao_pass(tree, prob, paths if it == 0 else None)
+            self.objective_curve_.append(objective(tree, prob))
+            if start is not None:
+                self._log(f"TAO pass {it + 1}/{n_passes}: objective "
+                          f"{self.objective_curve_[-1]:.6g} "
+                          f"({time.perf_counter() - start:.1f} s)")
 
     def _log(self, message):
         if self.verbose:
@@ -153,33 +156,19 @@ class SoftmaxTree(TreeInference, Method):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _problem(self, X, y):
-        Xb, Xk = _training_view(X)
-        return self._tao_problem(Xb, Xk, y, int(self.k))
-
     def fit(self, X, y, n_classes=None):
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if int(self.k) < 1 or int(self.depth) < 0:
             raise ValueError(f"need k >= 1 and depth >= 0, got k={self.k}, depth={self.depth}")
         self.n_features_in_ = X.shape[1]
         rng = np.random.default_rng(self.random_state)
-        prob = self._problem(X, y)
+        prob = self._tao_problem(X, kernel_input(X), y, int(self.k))  # float32 X stays float32
         start = time.perf_counter()
         with threadpool_limits(1):  # parallelism is across nodes (n_jobs), not inside BLAS
-            if self.init == "cluster":
-                tree, paths = cluster_tree(X, y, int(self.depth), self.n_classes_, rng)
-            else:
-                tree, paths = random_tree(X, int(self.depth), self.n_classes_, rng), None
+            tree, paths = initial_tree(self.init, X, y, int(self.depth), self.n_classes_, rng)
             prob.seconds["init"] += time.perf_counter() - start
             self.objective_curve_ = []
-            for it in range(int(self.n_iter)):
-                tao_pass(tree, prob, paths if it == 0 else None)
-                self.objective_curve_.append(objective(tree, prob))
-                self._log(f"TAO pass {it + 1}/{self.n_iter}: objective "
-                          f"{self.objective_curve_[-1]:.6g} "
-                          f"({time.perf_counter() - start:.1f} s)")
+            self._tao_passes(tree, prob, self.n_iter, paths, start=start)
             self._finish(tree, prob, y)
         return self

@@ -104,11 +104,8 @@ def leaf_loss(leaf: Leaf, prob: TAOProblem, rows: np.ndarray) -> np.ndarray:
 def losses_at_leaves(tree: Tree, prob: TAOProblem, rows, leaves) -> np.ndarray:
     """Loss of each point rows[p] at leaf node leaves[p], one BLAS product per leaf."""
     out = np.empty(len(rows))
-    order = np.argsort(leaves, kind="stable")
-    bounds = np.flatnonzero(np.diff(leaves[order])) + 1
-    for group in np.split(order, bounds):
-        if len(group):
-            out[group] = leaf_loss(tree.leaf[int(leaves[group[0]])], prob, rows[group])
+    for leaf, group in rows_by_node(leaves).items():
+        out[group] = leaf_loss(tree.leaf[leaf], prob, rows[group])
     return out
 
 
@@ -184,8 +181,8 @@ def fit_decision(w_old, b_old, prob: TAOProblem, rows, loss_left, loss_right):
 
 
 # ----- one pass
-def _groups(column: np.ndarray):
-    """{node: rows} for the rows of each node id in ``column`` (ignoring -1)."""
+def rows_by_node(column: np.ndarray) -> dict[int, np.ndarray]:
+    """{node: positions} of each node id in ``column`` (ignoring -1)."""
     order = np.argsort(column, kind="stable")
     bounds = np.flatnonzero(np.diff(column[order])) + 1
     groups = (g for g in np.split(order, bounds) if len(g))
@@ -204,7 +201,7 @@ def tao_pass(tree: Tree, prob: TAOProblem, paths: np.ndarray | None = None) -> N
     for node in tree.alive():
         by_depth.setdefault(tree.depth[node], []).append(node)
     for d in range(max_depth, -1, -1):
-        reduced = _groups(paths[:, d]) if d < paths.shape[1] else {}
+        reduced = rows_by_node(paths[:, d]) if d < paths.shape[1] else {}
         nodes = [i for i in by_depth.get(d, []) if i in reduced]  # dead nodes keep params
         leaves = [i for i in nodes if tree.is_leaf(i)]
         clock = time.perf_counter()
