@@ -1,5 +1,6 @@
 """Shared compiled building blocks for method plugins: the dense-or-CSR row view that numba
-kernels read, a linear score of one row, and one AdaGrad step of one linear model's row.
+kernels read, a linear score of one row, an in-place log-softmax, and one AdaGrad step of one
+linear model's row.
 
 A kernel reads row i of X either from a dense matrix ``Xd`` or from CSR parts
 (``indptr``, ``indices``, ``data``); ``dense`` says which, so one kernel serves both.
@@ -36,6 +37,21 @@ def row_score(W, b, r, Xd, indptr, indices, data, i, dense):
         for p in range(indptr[i], indptr[i + 1]):
             s += W[r, indices[p]] * data[p]
     return s
+
+
+@numba.njit(cache=True, nogil=True)
+def log_softmax_inplace(buf, m):
+    """buf[:m] -= log sum exp(buf[:m]): scores become log-probabilities (m >= 1)."""
+    top = -np.inf
+    for q in range(m):
+        if buf[q] > top:
+            top = buf[q]
+    total = 0.0
+    for q in range(m):
+        total += math.exp(buf[q] - top)
+    log_z = top + math.log(total)
+    for q in range(m):
+        buf[q] -= log_z
 
 
 @numba.njit(cache=True, nogil=True)

@@ -8,6 +8,7 @@ import math
 import numba
 import numpy as np
 
+from xcbench.kernels import log_softmax_inplace
 from xcbench.kernels import row_score as _score
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -21,23 +22,8 @@ def _child_logprobs(node, child_ptr, edge_row, W, b, Xd, indptr, indices, data, 
     for q in range(m):
         r = edge_row[start + q]
         out[q] = _score(W, b, r, Xd, indptr, indices, data, i, dense) if r >= 0 else 0.0
-    _log_normalize(out, m)
+    log_softmax_inplace(out, m)
     return m
-
-
-@_jit
-def _log_normalize(out, m):
-    """out[:m] -= log sum exp(out[:m]) (the last child's score is 0, so the max is >= 0)."""
-    top = 0.0
-    for q in range(m):
-        if out[q] > top:
-            top = out[q]
-    total = 0.0
-    for q in range(m):
-        total += math.exp(out[q] - top)
-    log_z = top + math.log(total)
-    for q in range(m):
-        out[q] -= log_z
 
 
 @_jit
@@ -160,7 +146,7 @@ def _node_logprobs_from_scores(node, child_ptr, edge_row, S, i, out):
     for q in range(m):
         r = edge_row[start + q]
         out[q] = S[i, r] if r >= 0 else 0.0
-    _log_normalize(out, m)
+    log_softmax_inplace(out, m)
     return m
 
 

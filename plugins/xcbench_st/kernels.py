@@ -6,12 +6,11 @@ slice ``leaf_ptr[j]:leaf_ptr[j+1]`` of ``leaf_classes``/``leaf_w``/``leaf_b``. A
 right at a decision node when w.x + b >= 0. Every kernel reads X through
 ``xcbench.kernels.kernel_input`` so dense and CSR inputs share one code path.
 """
-import math
 
 import numba
 import numpy as np
 
-from xcbench.kernels import row_score
+from xcbench.kernels import log_softmax_inplace, row_score
 
 
 @numba.njit(cache=True, nogil=True)
@@ -61,18 +60,9 @@ def _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
     """Fill buf[:m] with the log-softmax of leaf j's classes for example i; return m."""
     lo, hi = leaf_ptr[j], leaf_ptr[j + 1]
     m = hi - lo
-    top = -np.inf
     for c in range(m):
-        s = row_score(leaf_w, leaf_b, lo + c, Xd, indptr, indices, data, i, dense)
-        buf[c] = s
-        if s > top:
-            top = s
-    total = 0.0
-    for c in range(m):
-        total += math.exp(buf[c] - top)
-    norm = top + math.log(total)
-    for c in range(m):
-        buf[c] -= norm
+        buf[c] = row_score(leaf_w, leaf_b, lo + c, Xd, indptr, indices, data, i, dense)
+    log_softmax_inplace(buf, m)
     return m
 
 
