@@ -77,12 +77,16 @@ def leaf_scores(leaf: Leaf, X, rows):
     return np.asarray(out.toarray() if hasattr(out, "toarray") else out) + leaf.b
 
 
+def class_positions(classes: np.ndarray, n_classes: int) -> np.ndarray:
+    """(n_classes,) index of each class in ``classes``, -1 for classes not in it."""
+    position = np.full(n_classes, -1, dtype=np.int64)
+    position[classes] = np.arange(len(classes))
+    return position
+
+
 def leaf_loss(leaf: Leaf, prob: TAOProblem, rows: np.ndarray) -> np.ndarray:
     """Loss of each training point ``rows`` if it were predicted by ``leaf``."""
-    y = prob.y[rows]
-    position = np.full(prob.n_classes, -1, dtype=np.int64)
-    position[leaf.classes] = np.arange(len(leaf.classes))
-    local = position[y]
+    local = class_positions(leaf.classes, prob.n_classes)[prob.y[rows]]
     inside = local >= 0
     out = np.full(len(rows), 1.0 if prob.loss == "01" else
                   (prob.beta if prob.loss == "ce-beta" else np.inf))
@@ -128,13 +132,9 @@ def fit_leaf(leaf: Leaf, prob: TAOProblem, rows: np.ndarray, k: int) -> Leaf:
     if len(classes) == 1:
         new = constant_leaf(int(classes[0]), leaf.W.shape[1])
     else:
-        position = np.full(prob.n_classes, -1, dtype=np.int64)
-        position[classes] = np.arange(len(classes))
-        local = position[prob.y[rows]]
+        local = class_positions(classes, prob.n_classes)[prob.y[rows]]
         keep = rows[local >= 0]
-        old_pos = np.full(prob.n_classes, -1, dtype=np.int64)
-        old_pos[leaf.classes] = np.arange(len(leaf.classes))
-        carried = old_pos[classes]
+        carried = class_positions(leaf.classes, prob.n_classes)[classes]
         W0 = np.where(carried[:, None] >= 0, leaf.W[np.maximum(carried, 0)], 0.0)
         b0 = np.where(carried >= 0, leaf.b[np.maximum(carried, 0)], 0.0)
         W, b, _ = fit_l1_softmax(prob.X[keep], local[local >= 0], len(classes), prob.alpha,
