@@ -13,7 +13,15 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
 - ``support_size(X) -> (n,) int64``: how many classes get non-zero probability for each row
   (used by smoothed perplexity); defaults to all classes.
 - ``stats() -> dict``: ``n_params`` (stored numbers), ``bytes``, and where they apply
-  ``depth``, ``leaves``, ``classes_per_leaf_mean`` / ``_max``, ``nodes_per_prediction``.
+  ``depth``, ``leaves``, ``classes_per_leaf_mean`` / ``_max``. Statistics of the fitted model
+  only: nothing that depends on the last prediction.
+- ``path_cost(X) -> (n,) float64``: the work one prediction of each row does, in vectors
+  (decision nodes + scored classes) evaluated; a separate call, because ``predict_topk`` is
+  pure (it never writes to the model). Optional: the default raises NotImplementedError.
+- ``estimate_memory(n_samples, n_features, nnz, n_classes) -> int``: an upper estimate of the
+  peak bytes ``fit`` needs beyond the data itself, from the problem's shape and the method's
+  hyperparameters (callable before ``fit``). The runner refuses a cell whose estimate exceeds
+  its memory limit. Optional: the default returns None (unknown).
 """
 from __future__ import annotations
 
@@ -50,6 +58,17 @@ class Method(BaseEstimator):
     def stats(self) -> dict:  # pragma: no cover - abstract
         """Return model statistics: at least ``n_params`` and ``bytes``."""
         raise NotImplementedError
+
+    def path_cost(self, X):
+        """Return, for each row, the vectors (decision nodes + scored classes) one prediction
+        evaluates, as float64 (n,). Pure: the model is not changed."""
+        raise NotImplementedError(f"{type(self).__name__} does not measure its path cost")
+
+    def estimate_memory(self, n_samples: int, n_features: int, nnz: int,
+                        n_classes: int) -> int | None:
+        """Upper estimate of the peak bytes ``fit`` allocates for a problem of this shape
+        (``nnz``: stored feature values of X_train), or None when unknown."""
+        return None
 
     def predict(self, X):
         """Return the top-1 label of each row, shape (n,)."""
