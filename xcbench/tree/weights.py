@@ -1,0 +1,143 @@
+"""Node weights that scale to extreme problems: one flat table for all rows of a linear model.
+
+A tree with R linear rows (nodes, edges or classes) over D features would need an R x D
+dense matrix: 2e5 nodes x 8.5e5 sparse features is 1.4 TB. Here row r's weight for feature f
+lives at ``slot(r, f)`` of one flat float64 table:
+
+- **direct** (``mask == -1``): slot = r * D + f, exactly the dense matrix; used when
+  R x D fits the caller's budget (small D, e.g. dense 128-d data).
+- **hashed** (``mask = 2^bits - 1``): slot = mix(r, f) & mask, as Vowpal Wabbit hashes its
+  weights. Memory is 8 x 2^bits bytes whatever R and D are. Two (row, feature) pairs may share
+  a slot (a collision): they then share one weight, which adds noise to both. With M pairs
+  ever touched, the expected share of colliding pairs is about M / 2^bits, so choose ``bits``
+  with 2^bits >= 4 x M (``auto_bits``). Only pairs an input actually touches take slots, which
+  is why sparse problems fit.
+
+Kernels read a row of X from a dense matrix ``Xd`` or from CSR parts (``indptr``,
+``indices``, ``data``), ``dense`` saying which (see ``xcbench.kernels.kernel_input``).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+DIRECT = -1  # the mask value meaning "no hashing: slot = row * D + feature"
+MIN_BITS, MAX_BITS = 16, 30
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+@_jit
+def slot(row, feature, n_features, mask):
+    """Index of weight (row, feature) in the flat table (see the module docstring)."""
+    if mask < 0:
+        return row * n_features + feature
+    # splitmix64-style finaliser of the pair: cheap, and consecutive rows/features spread out
+    h = np.uint64(row) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(feature)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return np.int64(h & np.uint64(mask))
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def row_dot(table, bias, row, n_features, mask, Xd, indptr, indices, data, i, dense):
+    """w_row . x_i + bias[row]."""
+    s = bias[row]
+    if dense:
+        if mask < 0:
+            base = row * n_features
+            for f in range(n_features):
+                s += table[base + f] * Xd[i, f]
+        else:
+            for f in range(n_features):
+                v = Xd[i, f]
+                if v != 0.0:
+                    s += table[slot(row, f, n_features, mask)] * v
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            s += table[slot(row, indices[p], n_features, mask)] * data[p]
+    return s
+
+
+@_jit
+def row_axpy(table, row, n_features, mask, scale, Xd, indptr, indices, data, i, dense):
+    """w_row += scale * x_i (the bias is the caller's)."""
+    if dense:
+        for f in range(n_features):
+            v = Xd[i, f]
+            if v != 0.0:
+                table[slot(row, f, n_features, mask)] += scale * v
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            table[slot(row, indices[p], n_features, mask)] += scale * data[p]
+
+
+@_jit
+def row_adagrad_step(table, acc, bias, bias_acc, row, n_features, mask, Xd, indptr, indices,
+                     data, i, dense, g, lr):
+    """One AdaGrad step on row ``row`` for the loss gradient g * x_i: ``acc`` / ``bias_acc``
+    (same layout as ``table`` / ``bias``) accumulate squared gradients."""
+    bias_acc[row] += g * g
+    bias[row] -= lr * g / math.sqrt(bias_acc[row])
+    if dense:
+        for f in range(n_features):
+            gf = g * Xd[i, f]
+            if gf != 0.0:
+                s = slot(row, f, n_features, mask)
+                acc[s] += gf * gf
+                table[s] -= lr * gf / math.sqrt(acc[s])
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            gf = g * data[p]
+            if gf != 0.0:
+                s = slot(row, indices[p], n_features, mask)
+                acc[s] += gf * gf
+                table[s] -= lr * gf / math.sqrt(acc[s])
+
+
+def auto_bits(touched_pairs: float, load: float = 4.0) -> int:
+    """Bits of a hashed table for about ``touched_pairs`` (row, feature) pairs: 2^bits >=
+    load x pairs (expected colliding share ~ 1/load), clipped to [MIN_BITS, MAX_BITS]."""
+    need = max(float(touched_pairs) * load, 1.0)
+    return int(min(MAX_BITS, max(MIN_BITS, math.ceil(math.log2(need)))))
+
+
+def table_layout(n_rows: int, n_features: int, bits="auto", touched_pairs: float | None = None,
+                 direct_limit_bytes: int = 256 << 20) -> tuple[int, int]:
+    """(table size, mask) for R = ``n_rows`` rows over D = ``n_features`` features.
+
+    ``bits``: an int forces hashing into 2^bits slots; ``None`` forces the direct R x D
+    layout; ``"auto"`` uses the direct layout when R x D x 8 bytes <= ``direct_limit_bytes``
+    and otherwise hashes with ``auto_bits(touched_pairs)`` (``touched_pairs`` defaults to
+    R x D, capped by MAX_BITS).
+    """
+    if bits is None or (bits == "auto" and n_rows * n_features * 8 <= direct_limit_bytes):
+        return max(n_rows * n_features, 1), DIRECT
+    if bits == "auto":
+        bits = auto_bits(n_rows * n_features if touched_pairs is None else touched_pairs)
+    bits = int(bits)
+    if not MIN_BITS <= bits <= MAX_BITS:
+        raise ValueError(f"bits must be in {MIN_BITS}..{MAX_BITS}, got {bits}")
+    return 1 << bits, (1 << bits) - 1
+
+
+def table_bytes(n_rows: int, n_features: int, bits="auto", touched_pairs=None,
+                copies: int = 1) -> int:
+    """Bytes of ``copies`` float64 tables (e.g. weights + AdaGrad sums) of this layout."""
+    size, _ = table_layout(n_rows, n_features, bits, touched_pairs)
+    return 8 * size * copies
+
+
+def gather_rows(table, mask, n_features, rows):
+    """Dense (len(rows), D) copy of some rows (for tests and small models; O(rows x D))."""
+    rows = np.asarray(rows, dtype=np.int64)
+    feats = np.arange(n_features, dtype=np.int64)
+    out = np.empty((rows.size, n_features))
+    for k, r in enumerate(rows):
+        out[k] = [table[slot(int(r), int(f), n_features, mask)] for f in feats]
+    return out
