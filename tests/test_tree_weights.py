@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input
-from xcbench.tree.weights import (DIRECT, auto_bits, row_adagrad_step, row_axpy, row_dot, slot,
+from xcbench.tree.weights import (AUTO_MAX_BITS, DIRECT, auto_bits, row_adagrad_step, row_axpy, row_dot, slot,
                                   table_layout)
 
 
@@ -57,6 +57,7 @@ def test_dense_and_csr_rows_agree_in_both_layouts():
 
 def test_auto_layout_hashes_only_when_too_big():
     assert table_layout(100, 128)[1] == DIRECT
-    size, mask = table_layout(200_000, 850_000, touched_pairs=3e7)
-    assert mask == size - 1 and size == 1 << auto_bits(3e7)
-    assert 4 * 3e7 <= size < 8 * 3e7
+    size, mask = table_layout(200_000, 850_000, touched_pairs=1e7)
+    assert mask == size - 1 and size == 1 << auto_bits(1e7)
+    assert 4 * 1e7 <= size < 8 * 1e7
+    assert table_layout(200_000, 850_000)[0] == 1 << AUTO_MAX_BITS  # capped, not 1.4 TB

@@ -25,6 +25,7 @@ import numpy as np
 
 DIRECT = -1  # the mask value meaning "no hashing: slot = row * D + feature"
 MIN_BITS, MAX_BITS = 16, 30
+AUTO_MAX_BITS = 26  # "auto" never takes more than 2^26 slots (512 MB a table): accept collisions
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -102,9 +103,9 @@ def row_adagrad_step(table, acc, bias, bias_acc, row, n_features, mask, Xd, indp
 
 def auto_bits(touched_pairs: float, load: float = 4.0) -> int:
     """Bits of a hashed table for about ``touched_pairs`` (row, feature) pairs: 2^bits >=
-    load x pairs (expected colliding share ~ 1/load), clipped to [MIN_BITS, MAX_BITS]."""
+    load x pairs (expected colliding share ~ 1/load), clipped to [MIN_BITS, AUTO_MAX_BITS]."""
     need = max(float(touched_pairs) * load, 1.0)
-    return int(min(MAX_BITS, max(MIN_BITS, math.ceil(math.log2(need)))))
+    return int(min(AUTO_MAX_BITS, max(MIN_BITS, math.ceil(math.log2(need)))))
 
 
 def table_layout(n_rows: int, n_features: int, bits="auto", touched_pairs: float | None = None,
@@ -114,7 +115,7 @@ def table_layout(n_rows: int, n_features: int, bits="auto", touched_pairs: float
     ``bits``: an int forces hashing into 2^bits slots; ``None`` forces the direct R x D
     layout; ``"auto"`` uses the direct layout when R x D x 8 bytes <= ``direct_limit_bytes``
     and otherwise hashes with ``auto_bits(touched_pairs)`` (``touched_pairs`` defaults to
-    R x D, capped by MAX_BITS).
+    R x D; at most 2^AUTO_MAX_BITS slots).
     """
     if bits is None or (bits == "auto" and n_rows * n_features * 8 <= direct_limit_bytes):
         return max(n_rows * n_features, 1), DIRECT

@@ -1,0 +1,243 @@
+"""Label trees (Bengio, Weston & Grangier, NIPS 2010): ``label_tree`` and
+``label_embedding_tree``. Algorithm notes: docs/methods/label-trees.md."""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from xcbench.kernels import kernel_input
+from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.weights import DIRECT, table_bytes, table_layout
+
+from . import kernels
+from .structure import (build_structure, class_embedding, confusion_affinity, kmeans_splitter,
+                        path_arity_sums, random_splitter, spectral_splitter)
+
+STRUCTURES = ("confusion", "kmeans", "random")
+
+
+class LabelTree(Method):
+    """Disjoint label tree with one linear scorer per node, greedy descent (beam for top-k).
+
+    Parameters
+    ----------
+    structure : "kmeans" (balanced k-means of class means; default: cheap at any K),
+        "confusion" (the paper's Algorithm 2: one-vs-rest confusion + spectral clustering;
+        O(K x D) for the surrogate model, so for moderate K only) or "random" (control).
+    branching : children per node, or "sqrt" for ceil(sqrt(K)) (a depth-2 tree as in the
+        paper's experiments).
+    loss : "tree" (Relaxation 2: shared slack over all depths, the paper's proposal) or
+        "independent" (Relaxation 1: a hinge per node).
+    epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes).
+    bits : the node weight table's layout (``xcbench.tree.weights``): "auto" (dense rows when
+        nodes x D x 8 bytes <= 256 MB, else hashed into 2^b slots), an int b (hashed), or None.
+    holdout, confusion_iter : share of training rows held out for the confusion matrix and
+        L-BFGS iterations of its one-vs-rest model (structure="confusion" only).
+
+    Memory (fit, bytes): weight table 2 x 8 x S (weights + AdaGrad sums; S = nodes x D when
+    direct, 2^bits when hashed) + 16 x nodes + structure O(K); with "confusion" also the
+    one-vs-rest surrogate's K x D weights and its fit. No O(K x D) array otherwise.
+    """
+
+    _parameter_constraints = {
+        "structure": [StrOptions(set(STRUCTURES))],
+        "branching": [Interval(Integral, 2, None, closed="left"), StrOptions({"sqrt"})],
+        "loss": [StrOptions({"tree", "independent"})],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
+        "holdout": [Interval(Real, 0, 1, closed="neither")],
+        "confusion_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+    embedding_dim = 0  # d_e: 0 for plain label trees
+
+    def __init__(self, structure="kmeans", branching="sqrt", loss="tree", epochs=5, lr=0.1,
+                 bits="auto", holdout=0.2, confusion_iter=50, random_state=None):
+        self.structure = structure
+        self.branching = branching
+        self.loss = loss
+        self.epochs = epochs
+        self.lr = lr
+        self.bits = bits
+        self.holdout = holdout
+        self.confusion_iter = confusion_iter
+        self.random_state = random_state
+
+    # -- structure ---------------------------------------------------------------------
+    def _branching(self, n_classes):
+        if self.branching == "sqrt":
+            return max(2, math.ceil(math.sqrt(n_classes)))
+        return int(self.branching)
+
+    def _split(self, X, y, n_classes, rng):
+        if self.structure == "random":
+            return random_splitter(rng)
+        embedding = class_embedding(X, y, n_classes, rng)
+        if self.structure == "kmeans":
+            return kmeans_splitter(embedding, rng)
+        return spectral_splitter(self._confusion(X, y, n_classes, rng), embedding, rng)
+
+    def _confusion(self, X, y, n_classes, rng):
+        """Affinity from a one-vs-rest model's confusions on held-out training rows."""
+        from xcbench.api import make_method
+
+        order = rng.permutation(X.shape[0])
+        n_held = max(1, int(round(self.holdout * X.shape[0])))
+        held, rest = order[:n_held], order[n_held:]
+        ova = make_method("ova", max_iter=int(self.confusion_iter))
+        ova.fit(X[rest], y[rest], n_classes=n_classes)
+        predicted = ova.predict(X[held])
+        return confusion_affinity(y[held], predicted, n_classes)
+
+    # -- fit ---------------------------------------------------------------------------
+    def fit(self, X, y, n_classes=None):
+        self._validate_params()
+        X = check_X(X)
+        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        if X.shape[0] == 0:
+            raise ValueError("X has no rows: label trees need training examples")
+        rng = np.random.default_rng(self.random_state)
+        self.n_features_in_ = X.shape[1]
+        self.branching_ = self._branching(self.n_classes_)
+        self.tree_ = build_structure(self.n_classes_, self.branching_,
+                                     self._split(X, y, self.n_classes_, rng))
+        self._path_cost_by_class = path_arity_sums(self.tree_) + self.embedding_dim
+        n_rows = self.embedding_dim or self.tree_.n_nodes
+        size, self.mask_ = table_layout(n_rows, X.shape[1], self.bits,
+                                        touched_pairs=self._touched_pairs(X))
+        self.table_ = self._initial_table(size, rng)
+        self.bias_ = np.zeros(self.tree_.n_nodes)
+        self.V_ = self._initial_embeddings(rng)
+        acc, bias_acc = np.full(size, 1e-8), np.full(self.tree_.n_nodes, 1e-8)
+        V_acc = np.full(self.V_.shape[0], 1e-8)
+        Xd, indptr, indices, data, dense = kernel_input(X)
+        t = self.tree_
+        self.loss_curve_ = []
+        for _ in range(int(self.epochs)):
+            order = rng.permutation(X.shape[0]).astype(np.int64)
+            loss = kernels.train_epoch(
+                order, y, t.child_ptr, t.children, t.parent, t.path_ptr, t.path_node,
+                self.table_, acc, self.bias_, bias_acc, X.shape[1], self.mask_, Xd, indptr,
+                indices, data, dense, float(self.lr), self.loss == "tree", self.V_, V_acc,
+                self.embedding_dim > 0, t.max_arity)
+            self.loss_curve_.append(float(loss))
+        return self
+
+    def _touched_pairs(self, X):
+        """(row, feature) pairs training can touch: each example reaches about
+        branching x depth node rows (or d_e rows) with its nonzeros."""
+        nnz = X.nnz if sp.issparse(X) else X.size
+        rows = self.embedding_dim or self.branching_ * max(self.tree_.depth, 1)
+        return min(float(nnz) * rows, float(self.tree_.n_nodes) * X.shape[1])
+
+    def _initial_table(self, size, rng):
+        return np.zeros(size)
+
+    def _initial_embeddings(self, rng):
+        return np.zeros((1, 1))
+
+    # -- predict -----------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "tree_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def predict_topk(self, X, k=1):
+        self._check_fitted()
+        X = check_X(X, self.n_features_in_)
+        Xd, indptr, indices, data, dense = kernel_input(X)
+        t = self.tree_
+        return kernels.beam_topk(int(k), t.child_ptr, t.children, t.node_label, self.table_,
+                                 self.bias_, self.n_features_in_, self.mask_, Xd, indptr,
+                                 indices, data, dense, X.shape[0], self.V_,
+                                 self.embedding_dim > 0, t.max_arity)
+
+    def log_proba(self, X, y):
+        raise NotImplementedError(
+            f"{type(self).__name__} scores are hinge-loss margins, not probabilities: "
+            "no perplexity is reported")
+
+    def path_cost(self, X):
+        """Vectors one greedy prediction evaluates: the children scored at each step of the
+        path it takes (plus d_e rows of W for the embedding tree)."""
+        labels, _ = self.predict_topk(X, 1)
+        return self._path_cost_by_class[labels[:, 0]]
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        branching = self._branching(n_classes)
+        n_nodes = n_classes + math.ceil(n_classes / (branching - 1)) + 1
+        depth = max(1, math.ceil(math.log(max(n_classes, 2), branching)))
+        rows = self.embedding_dim or n_nodes
+        pairs = min(float(nnz) * (self.embedding_dim or branching * depth),
+                    float(n_nodes) * n_features)
+        total = table_bytes(rows, n_features, self.bits, pairs, copies=2)
+        total += 64 * n_nodes + 16 * n_classes + 8 * n_samples  # structure, order
+        total += 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
+        if self.structure != "random":
+            total += 8 * n_classes * 64 * 3  # projected class means, k-means work
+        if self.structure == "confusion":
+            from xcbench.api import make_method
+
+            ova = make_method("ova", max_iter=int(self.confusion_iter))
+            total += ova.estimate_memory(n_samples, n_features, nnz, n_classes) or \
+                8 * n_classes * n_features * 4
+        return int(total)
+
+    def stats(self):
+        self._check_fitted()
+        t = self.tree_
+        depths = np.diff(t.path_ptr)
+        return {
+            "n_params": int(self.table_.size + self.bias_.size
+                            + (self.V_.size if self.embedding_dim else 0)),
+            "bytes": int(self.table_.nbytes + self.bias_.nbytes + self.V_.nbytes + t.nbytes()),
+            "depth": int(depths.max()),
+            "depth_mean": float(depths.mean()),
+            "leaves": int(self.n_classes_),
+            "internal_nodes": int((t.node_label < 0).sum()),
+            "branching": int(self.branching_),
+            "hashed_weights": bool(self.mask_ != DIRECT),
+            "classes_per_leaf_mean": 1.0,
+            "classes_per_leaf_max": 1,
+            "train_loss_curve": self.loss_curve_,
+        }
+
+
+class LabelEmbeddingTree(LabelTree):
+    """Label embedding tree: z = W x (d_e = ``embedding_dim``) computed once per example,
+    node s scored by z . V_s; W and V trained jointly by SGD on the tree loss (Relaxation 2)
+    with ||V_s|| <= 1. Same structures and parameters as ``LabelTree``.
+
+    Memory (fit, bytes): W table 2 x 8 x S (S = d_e x D direct, or 2^bits hashed) + V and its
+    sums 16 x nodes x d_e + structure O(K).
+    """
+
+    _parameter_constraints = {
+        **LabelTree._parameter_constraints,
+        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, structure="kmeans", branching="sqrt", embedding_dim=100, epochs=5,
+                 lr=0.05, bits="auto", holdout=0.2, confusion_iter=50, random_state=None):
+        super().__init__(structure=structure, branching=branching, loss="tree", epochs=epochs,
+                         lr=lr, bits=bits, holdout=holdout, confusion_iter=confusion_iter,
+                         random_state=random_state)
+        self.embedding_dim = embedding_dim
+
+    def get_params(self, deep=True):
+        params = super().get_params(deep)
+        params.pop("loss", None)
+        return params
+
+    def _initial_table(self, size, rng):
+        """W starts random (a zero W gives z = 0 and no gradient for V)."""
+        return rng.normal(0.0, 1.0 / math.sqrt(max(self.n_features_in_, 1)), size)
+
+    def _initial_embeddings(self, rng):
+        V = rng.normal(size=(self.tree_.n_nodes, self.embedding_dim))
+        return V / np.linalg.norm(V, axis=1, keepdims=True)

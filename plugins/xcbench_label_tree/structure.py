@@ -1,0 +1,209 @@
+"""Label-tree structures: a disjoint tree over the classes, built by recursive balanced
+partitioning of label sets, stored as flat arrays.
+
+Node 0 is the root and holds every class; each internal node's children partition its label
+set into at most ``branching`` parts of near-equal size (sizes differ by at most one); a leaf
+holds one class. Arrays: ``child_ptr`` / ``children`` (CSR list of each node's children),
+``parent`` (-1 at the root), ``node_label`` (the class of a leaf, -1 for internal nodes), and
+``path_ptr`` / ``path_node``: class c's root-to-leaf path without the root.
+
+How a label set is split is the structure's choice (Bengio, Weston & Grangier 2010):
+- ``random``: a random balanced partition (the paper's control);
+- ``kmeans``: balanced k-means of the classes' mean feature vectors (cheap, no extra model);
+- ``confusion``: the paper's Algorithm 2: a one-vs-rest model's confusion matrix C on held-out
+  rows, affinity A = (C + C^T) / 2, and at each node a spectral embedding of A restricted to
+  the node's classes, split by balanced k-means (the paper allows enforcing balance in the
+  k-means step; spectral clustering alone can give very unbalanced children).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+EMBED_DIM = 64  # class means of wider data are randomly projected to this many dimensions
+
+
+@dataclass
+class LabelTreeStructure:
+    """A disjoint label tree in flat arrays (see the module docstring)."""
+
+    child_ptr: np.ndarray
+    children: np.ndarray
+    parent: np.ndarray
+    node_label: np.ndarray
+    path_ptr: np.ndarray
+    path_node: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.parent)
+
+    @property
+    def depth(self) -> int:
+        return int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
+
+    @property
+    def max_arity(self) -> int:
+        return int(np.diff(self.child_ptr).max()) if self.n_nodes else 0
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.child_ptr, self.children, self.parent,
+                                      self.node_label, self.path_ptr, self.path_node))
+
+
+def build_structure(n_classes: int, branching: int, split) -> LabelTreeStructure:
+    """Split the root's classes recursively with ``split(labels, n_parts) -> list of arrays``
+    until every label set is a single class; children of a node with at most ``branching``
+    classes are its classes' leaves."""
+    if branching < 2:
+        raise ValueError(f"branching must be >= 2, got {branching}")
+    sets = [np.arange(n_classes, dtype=np.int64)]
+    parent, kids = [-1], [[]]
+    node = 0
+    while node < len(sets):  # breadth-first: sets grows as nodes are split
+        labels = sets[node]
+        if len(labels) > 1:
+            parts = ([labels[i:i + 1] for i in range(len(labels))] if len(labels) <= branching
+                     else [p for p in split(labels, branching) if len(p)])
+            for part in parts:
+                kids[node].append(len(sets))
+                sets.append(np.asarray(part, dtype=np.int64))
+                parent.append(node)
+                kids.append([])
+        node += 1
+    n = len(sets)
+    child_ptr = np.zeros(n + 1, dtype=np.int64)
+    child_ptr[1:] = np.cumsum([len(k) for k in kids])
+    children = np.array([c for k in kids for c in k], dtype=np.int64)
+    node_label = np.array([s[0] if len(s) == 1 else -1 for s in sets], dtype=np.int64)
+    parent = np.array(parent, dtype=np.int64)
+    leaf_of = np.full(n_classes, -1, dtype=np.int64)
+    leaf_of[node_label[node_label >= 0]] = np.flatnonzero(node_label >= 0)
+    paths = []
+    for c in range(n_classes):
+        path, v = [], leaf_of[c]
+        while v > 0:
+            path.append(v)
+            v = parent[v]
+        paths.append(path[::-1])
+    path_ptr = np.zeros(n_classes + 1, dtype=np.int64)
+    path_ptr[1:] = np.cumsum([len(p) for p in paths])
+    path_node = np.array([v for p in paths for v in p], dtype=np.int64)
+    return LabelTreeStructure(child_ptr, children, parent, node_label, path_ptr, path_node)
+
+
+def balanced_assign(distances: np.ndarray) -> np.ndarray:
+    """Assign each row to a column (cluster) so cluster sizes differ by at most one, greedily
+    by increasing distance; returns the cluster of each row."""
+    n, b = distances.shape
+    capacity = np.full(b, n // b, dtype=np.int64)
+    capacity[: n % b] += 1
+    order = np.argsort(distances, axis=None, kind="stable").astype(np.int64)
+    return _greedy_fill(order, b, capacity, n)
+
+
+@numba.njit(cache=True)
+def _greedy_fill(order, b, capacity, n):
+    assign = np.full(n, -1, dtype=np.int64)
+    left = n
+    for flat in order:
+        i, j = flat // b, flat % b
+        if assign[i] < 0 and capacity[j] > 0:
+            assign[i] = j
+            capacity[j] -= 1
+            left -= 1
+            if left == 0:
+                break
+    return assign
+
+
+def balanced_kmeans(points: np.ndarray, n_parts: int, rng, n_iter: int = 5) -> list:
+    """Split the rows of ``points`` (dense) into ``n_parts`` groups of near-equal size:
+    k-means++ centres, then alternating balanced assignment and centre updates."""
+    n = points.shape[0]
+    if n <= n_parts:
+        return [np.array([i]) for i in range(n)]
+    from sklearn.cluster import kmeans_plusplus
+
+    centres, _ = kmeans_plusplus(points, n_parts, random_state=int(rng.integers(2**31)))
+    sq = (points ** 2).sum(axis=1)[:, None]
+    for _ in range(n_iter):
+        dist = sq - 2 * points @ centres.T + (centres ** 2).sum(axis=1)[None, :]
+        assign = balanced_assign(dist)
+        centres = np.stack([points[assign == j].mean(axis=0) for j in range(n_parts)])
+    return [np.flatnonzero(assign == j) for j in range(n_parts)]
+
+
+def class_embedding(X, y, n_classes: int, rng) -> np.ndarray:
+    """(K, <= EMBED_DIM) dense class-mean vectors, unit-normalised; wide or sparse data are
+    first projected by a sparse random projection (the K x D means are never dense)."""
+    from sklearn.preprocessing import normalize
+
+    onehot = sp.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))), shape=(n_classes, len(y)))
+    counts = np.maximum(np.asarray(onehot.sum(axis=1)).ravel(), 1.0)
+    if X.shape[1] > EMBED_DIM:
+        from sklearn.random_projection import SparseRandomProjection
+
+        proj = SparseRandomProjection(EMBED_DIM, random_state=int(rng.integers(2**31)))
+        X = proj.fit_transform(X)
+    means = onehot @ X
+    means = np.asarray(means.todense() if sp.issparse(means) else means) / counts[:, None]
+    return normalize(means)
+
+
+def random_splitter(rng):
+    """``split`` for build_structure: a random balanced partition."""
+    def split(labels, n_parts):
+        return np.array_split(rng.permutation(labels), n_parts)
+    return split
+
+
+def kmeans_splitter(embedding: np.ndarray, rng):
+    """``split``: balanced k-means of the classes' embedding rows."""
+    def split(labels, n_parts):
+        return [labels[g] for g in balanced_kmeans(embedding[labels], n_parts, rng)]
+    return split
+
+
+def confusion_affinity(true, predicted, n_classes: int) -> sp.csr_matrix:
+    """Sparse A = (C + C^T) / 2 of the confusion counts C[true, predicted], diagonal dropped
+    (only confusions between different classes say which classes belong together)."""
+    C = sp.csr_matrix((np.ones(len(true)), (true, predicted)), shape=(n_classes, n_classes))
+    A = ((C + C.T) * 0.5).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    return A
+
+
+def spectral_splitter(affinity: sp.csr_matrix, embedding: np.ndarray, rng, n_neighbors=10):
+    """``split``: spectral embedding (normalised Laplacian, Ng-Jordan-Weiss row scaling) of the
+    affinity restricted to the node's classes, then balanced k-means. A weak k-nearest-
+    neighbour graph of the class means is added so classes never confused still connect."""
+    from sklearn.manifold import spectral_embedding
+    from sklearn.neighbors import kneighbors_graph
+    from sklearn.preprocessing import normalize
+
+    def split(labels, n_parts):
+        sub = affinity[labels][:, labels]
+        k = min(n_neighbors, len(labels) - 1)
+        knn = kneighbors_graph(embedding[labels], k, include_self=False)
+        weak = 1e-3 * (sub.data.mean() if sub.nnz else 1.0)
+        graph = (sub + weak * (knn + knn.T)).tocsr()
+        dims = min(n_parts, len(labels) - 1)
+        coords = spectral_embedding(graph, n_components=dims, drop_first=False,
+                                    random_state=int(rng.integers(2**31)))
+        return [labels[g] for g in balanced_kmeans(normalize(coords), n_parts, rng)]
+    return split
+
+
+def path_arity_sums(tree: LabelTreeStructure) -> np.ndarray:
+    """For each class, the children scored on the way down to it (sum over its path of the
+    arity of each step's parent): the greedy descent's cost when it predicts that class."""
+    arity = np.diff(tree.child_ptr)
+    per_step = arity[tree.parent[tree.path_node]]
+    sums = np.add.reduceat(per_step, tree.path_ptr[:-1]) if len(per_step) else per_step
+    sums[np.diff(tree.path_ptr) == 0] = 0
+    return sums.astype(np.float64)

@@ -1,0 +1,156 @@
+"""label_tree and label_embedding_tree: contract, structure balance and determinism, and the
+tree loss's shared slack (one step follows the most violated sibling pair only)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xcbench.kernels import kernel_input
+from xcbench.testing import check_method, gaussian_problem
+from xcbench_label_tree import kernels
+from xcbench_label_tree.structure import (balanced_kmeans, build_structure, class_embedding,
+                                          confusion_affinity, random_splitter,
+                                          spectral_splitter)
+
+
+@pytest.mark.parametrize("method, params", [
+    ("label_tree", {}),
+    ("label_tree", {"structure": "confusion", "loss": "independent", "confusion_iter": 5}),
+    ("label_tree", {"structure": "random", "bits": 16}),
+    ("label_embedding_tree", {"embedding_dim": 8}),
+])
+def test_contract(method, params):
+    check_method(method, params)
+
+
+def _tree_sizes(tree):
+    return [np.diff(tree.child_ptr)[v] for v in range(tree.n_nodes) if tree.node_label[v] < 0]
+
+
+def test_structure_is_a_balanced_partition_of_the_classes():
+    tree = build_structure(103, 4, random_splitter(np.random.default_rng(0)))
+    leaves = np.sort(tree.node_label[tree.node_label >= 0])
+    assert np.array_equal(leaves, np.arange(103))
+    assert max(_tree_sizes(tree)) <= 4
+    # every class's path ends at its own leaf
+    for c in (0, 50, 102):
+        last = tree.path_node[tree.path_ptr[c + 1] - 1]
+        assert tree.node_label[last] == c
+
+
+def test_spectral_split_is_balanced_and_follows_confusions():
+    rng = np.random.default_rng(0)
+    # 12 classes in 3 confusion blocks of 4 (no confusions across blocks)
+    true, pred = [], []
+    for block in range(3):
+        members = np.arange(4) + 4 * block
+        for a in members:
+            for b in members:
+                if a != b:
+                    true += [a] * 5
+                    pred += [b] * 5
+    A = confusion_affinity(np.array(true), np.array(pred), 12)
+    embedding = rng.normal(size=(12, 5))
+    parts = spectral_splitter(A, embedding, rng)(np.arange(12), 3)
+    assert sorted(len(p) for p in parts) == [4, 4, 4]
+    assert sorted(tuple(sorted(p // 4)) for p in parts) == [(0,) * 4, (1,) * 4, (2,) * 4]
+
+
+def test_balanced_kmeans_sizes_differ_by_at_most_one():
+    points = np.random.default_rng(1).normal(size=(50, 3))
+    points[:40] += 10  # one big cluster that plain k-means would keep together
+    sizes = [len(g) for g in balanced_kmeans(points, 4, np.random.default_rng(0))]
+    assert max(sizes) - min(sizes) <= 1 and sum(sizes) == 50
+
+
+def test_structure_is_deterministic_under_a_seed():
+    X, y, _, _ = gaussian_problem()
+    from xcbench import make_method
+
+    trees = [make_method("label_tree", structure=s, random_state=3).fit(X, y).tree_
+             for s in ("kmeans", "kmeans", "confusion", "confusion")]
+    assert np.array_equal(trees[0].children, trees[1].children)
+    assert np.array_equal(trees[0].node_label, trees[1].node_label)
+    assert np.array_equal(trees[2].node_label, trees[3].node_label)
+
+
+def _three_label_problem():
+    """Root -> {node 1: leaf of class 0, node 2: {node 3: class 1, node 4: class 2}}; one
+    example of class 2 at x = [1]; scores f_s = b_s (weights zero) set so that the depth-1
+    pair (2 vs 1) is violated by 0.5 and the depth-2 pair (4 vs 3) by 1.5."""
+    child_ptr = np.array([0, 2, 2, 4, 4, 4])
+    children = np.array([1, 2, 3, 4])
+    parent = np.array([-1, 0, 0, 2, 2])
+    path_ptr = np.array([0, 1, 3, 5])
+    path_node = np.array([1, 2, 3, 2, 4])
+    bias = np.array([0.0, 0.5, 1.0, 0.5, 0.0])  # f2 - f1 = 0.5; f4 - f3 = -0.5
+    return child_ptr, children, parent, path_ptr, path_node, bias
+
+
+@pytest.mark.parametrize("tree_loss", [True, False])
+def test_tree_loss_shares_one_slack_across_depths(tree_loss):
+    child_ptr, children, parent, path_ptr, path_node, bias = _three_label_problem()
+    X = np.array([[1.0]])
+    Xd, indptr, indices, data, dense = kernel_input(X)
+    table, acc = np.zeros(5), np.full(5, 1e-8)
+    bias_acc = np.full(5, 1e-8)
+    before = bias.copy()
+    loss = kernels.train_epoch(np.array([0]), np.array([2]), child_ptr, children, parent,
+                               path_ptr, path_node, table, acc, bias, bias_acc, 1, -1, Xd,
+                               indptr, indices, data, dense, 0.1, tree_loss, np.zeros((1, 1)),
+                               np.zeros(1), False, 2)
+    changed = set(np.flatnonzero(bias != before))
+    if tree_loss:
+        # the slack is the max violation (1.5, at depth 2), and only that pair moves
+        assert loss == pytest.approx(1.5)
+        assert changed == {3, 4}
+        assert bias[4] > before[4] and bias[3] < before[3]
+    else:
+        # independent hinges: 1 - f2 = 0 at depth 1 ... every violated node moves
+        hinges = (1 - 1.0) + (1 + 0.5) + (1 + 0.5) + (1 - 0.0)
+        assert loss == pytest.approx(hinges)
+        assert changed == {1, 3, 4}
+
+
+def test_tree_loss_beats_independent_and_learned_beats_random():
+    from xcbench import load_dataset, make_method
+
+    ds = load_dataset("synthetic-small")
+    errors = {}
+    for name, params in {"tree": {}, "independent": {"loss": "independent"},
+                         "random": {"structure": "random"}}.items():
+        m = make_method("label_tree", epochs=3, random_state=0, **params)
+        m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+        errors[name] = np.mean(m.predict(ds.X_test) != ds.y_test)
+    assert errors["tree"] <= errors["independent"] and errors["tree"] < errors["random"]
+
+
+def test_dense_and_csr_give_the_same_model():
+    from xcbench import make_method
+
+    X, y, Xt, _ = gaussian_problem()
+    a = make_method("label_embedding_tree", embedding_dim=6, random_state=0).fit(X, y)
+    b = make_method("label_embedding_tree", embedding_dim=6, random_state=0).fit(
+        sp.csr_matrix(X), y)
+    la, sa = a.predict_topk(Xt, 3)
+    lb, sb = b.predict_topk(sp.csr_matrix(Xt), 3)
+    assert np.array_equal(la, lb) and np.allclose(sa, sb)
+
+
+def test_class_embedding_of_wide_sparse_data_is_projected():
+    rng = np.random.default_rng(0)
+    X = sp.random(200, 5000, density=0.002, random_state=0, format="csr")
+    emb = class_embedding(X, rng.integers(0, 20, 200), 20, rng)
+    assert emb.shape == (20, 64)
+
+
+def test_hashed_weights_at_ten_thousand_classes_stay_small():
+    """At K = 1e4 and D = 1e5 a dense nodes x D table would be ~8 GB: the auto layout
+    hashes (at most 2^26 slots a table), and the estimate stays far below that."""
+    from xcbench import make_method
+
+    m = make_method("label_tree", epochs=1, random_state=0)
+    assert m.estimate_memory(20_000, 100_000, 20_000 * 16, 10_000) < 2 << 30
+    rng = np.random.default_rng(0)
+    X = sp.random(500, 100_000, density=16 / 100_000, random_state=0, format="csr")
+    m.fit(X, rng.integers(0, 10_000, 500), n_classes=10_000)
+    assert m.stats()["hashed_weights"] and m.stats()["bytes"] < 1 << 30
