@@ -54,6 +54,7 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
     d_e = V.shape[1] if embed else 0
     z = np.zeros(d_e)
     zero_bias = np.zeros(max(d_e, 1))
+    scratch_bias, scratch_acc = np.zeros(max(d_e, 1)), np.ones(max(d_e, 1))
     total = 0.0
     for t in range(order.shape[0]):
         i = order[t]
@@ -85,7 +86,8 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
             total += best
             if embed:
                 _embedding_step(best_r, best_s, z, V, V_acc, table, acc, n_features, mask,
-                                Xd, indptr, indices, data, i, dense, lr)
+                                Xd, indptr, indices, data, i, dense, lr, scratch_bias,
+                                scratch_acc)
             else:
                 for node, g in ((best_r, -1.0), (best_s, 1.0)):
                     row_adagrad_step(table, acc, bias, bias_acc, node, n_features, mask, Xd,
@@ -95,9 +97,10 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
 
 @_jit
 def _embedding_step(r, s, z, V, V_acc, table, acc, n_features, mask, Xd, indptr, indices,
-                    data, i, dense, lr):
-    """SGD step on 1 - z.V_r + z.V_s for V_r, V_s (AdaGrad per node, rows kept in the unit
-    ball) and W (plain step of size lr: dL/dW_e = (V_s[e] - V_r[e]) x)."""
+                    data, i, dense, lr, scratch_bias, scratch_acc):
+    """AdaGrad step on 1 - z.V_r + z.V_s for V_r, V_s (one step size per node, rows kept in
+    the unit ball) and for W's rows (per weight: dL/dW_e = (V_s[e] - V_r[e]) x). z = W x has
+    no bias: the step's bias update lands in the discarded ``scratch_*`` arrays."""
     d_e = z.shape[0]
     diff = np.empty(d_e)
     for e in range(d_e):
@@ -118,10 +121,8 @@ def _embedding_step(r, s, z, V, V_acc, table, acc, n_features, mask, Xd, indptr,
                 V[node, e] *= scale
     for e in range(d_e):
         if diff[e] != 0.0:
-            row_axpy(table, e, n_features, mask, -lr * diff[e], Xd, indptr, indices, data, i,
-                     dense)
-
-
+            row_adagrad_step(table, acc, scratch_bias, scratch_acc, e, n_features, mask, Xd,
+                             indptr, indices, data, i, dense, diff[e], lr)
 @_jit
 def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
               indices, data, dense, n_rows, V, embed, max_arity):

@@ -223,7 +223,7 @@ class LabelEmbeddingTree(LabelTree):
     }
 
     def __init__(self, structure="kmeans", branching="sqrt", embedding_dim=100, epochs=5,
-                 lr=0.05, bits="auto", holdout=0.2, confusion_iter=50, random_state=None):
+                 lr=0.1, bits="auto", holdout=0.2, confusion_iter=50, random_state=None):
         super().__init__(structure=structure, branching=branching, loss="tree", epochs=epochs,
                          lr=lr, bits=bits, holdout=holdout, confusion_iter=confusion_iter,
                          random_state=random_state)
