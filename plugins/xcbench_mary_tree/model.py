@@ -1,0 +1,203 @@
+"""Learned M-ary tree (Jernite, Choromanska & Sontag, ICML 2017): the tree and its node
+softmaxes learned together. Algorithm notes: docs/methods/mary-tree.md."""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from xcbench.kernels import kernel_input
+from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.weights import DIRECT, table_bytes, table_layout
+
+from . import kernels
+from .tree import NodeLabelStats, TreeBuilder
+
+
+class MaryTree(Method):
+    """M-ary label tree whose internal nodes are softmaxes over their children, trained by
+    AdaGrad ascent along each label's path while AssignLabels periodically rebuilds which
+    labels sit under which child (from the statistics every node gathers).
+
+    Parameters
+    ----------
+    arity : M, children per node (the paper: 5 or 20 for classification, 65 for LM).
+    max_depth : "auto" (depth-constrained tree, D = ceil(log_M K) + 1), an int D, or None
+        (unconstrained well-formed tree, labels padded to K' = 1 mod (M - 1)).
+    objective : "density" (ascend log p of the target child) or "classification" (ascend p).
+    tree : "learned" (AssignLabels ``assign_per_epoch`` times per epoch during the first half
+        of training) or "random" (the initial random tree kept: the paper's control).
+    epochs, lr : passes and AdaGrad step size.
+    decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
+    bits : weight table layout (``xcbench.tree.weights``): "auto", an int, or None (dense).
+
+    Memory (fit, bytes): 2 x 8 x S for the node weights and AdaGrad sums (S = 2K' x M x D when
+    dense, 2^bits hashed) + per-(node, label) statistics 8 x (M + 2) x K x depth + the tree
+    O(K x depth). No K x D array (D features, K classes).
+    """
+
+    _parameter_constraints = {
+        "arity": [Interval(Integral, 2, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "objective": [StrOptions({"density", "classification"})],
+        "tree": [StrOptions({"learned", "random"})],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
+        "decoder": [StrOptions({"exact", "greedy"})],
+        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, arity=5, max_depth="auto", objective="density", tree="learned",
+                 epochs=5, lr=0.1, assign_per_epoch=50, decoder="exact", bits="auto",
+                 random_state=None):
+        self.arity = arity
+        self.max_depth = max_depth
+        self.objective = objective
+        self.tree = tree
+        self.epochs = epochs
+        self.lr = lr
+        self.assign_per_epoch = assign_per_epoch
+        self.decoder = decoder
+        self.bits = bits
+        self.random_state = random_state
+
+    def _depth(self, n_classes):
+        if self.max_depth == "auto":
+            return max(1, math.ceil(math.log(max(n_classes, 2), self.arity))) + 1
+        return self.max_depth
+
+    def fit(self, X, y, n_classes=None):
+        self._validate_params()
+        X = check_X(X)
+        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        if X.shape[0] == 0:
+            raise ValueError("X has no rows: the tree needs training examples")
+        depth = self._depth(self.n_classes_)
+        if depth is not None and self.arity ** depth < self.n_classes_:
+            raise ValueError(f"max_depth={depth} holds at most {self.arity ** depth} labels "
+                             f"with arity {self.arity}, fewer than K={self.n_classes_}")
+        rng = np.random.default_rng(self.random_state)
+        M = self.M_ = int(self.arity)
+        self.n_features_in_ = X.shape[1]
+        builder = TreeBuilder(self.n_classes_, M, depth, 0, rng)
+        builder.max_nodes = 2 * builder.n_labels + 2
+        stats = NodeLabelStats(builder.n_labels, M)
+        self.tree_ = builder.build(stats)
+        rows = builder.max_nodes * M
+        nnz = X.nnz if sp.issparse(X) else X.size
+        size, self.mask_ = table_layout(rows, X.shape[1], self.bits,
+                                        touched_pairs=float(nnz) * M * (self.tree_.depth + 1))
+        self.table_, self.bias_ = np.zeros(size), np.zeros(rows)
+        acc, bias_acc = np.full(size, 1e-8), np.full(rows, 1e-8)
+        Xd, indptr, indices, data, dense = kernel_input(X)
+        self.loss_curve_, self.rebuilds_ = [], 0
+        learn_epochs = math.ceil(self.epochs / 2) if self.tree == "learned" else 0
+        for epoch in range(int(self.epochs)):
+            order = rng.permutation(X.shape[0]).astype(np.int64)
+            n_chunks = int(self.assign_per_epoch) if epoch < learn_epochs else 1
+            nll = 0.0
+            for chunk in np.array_split(order, n_chunks):
+                t = self.tree_
+                step_sums = np.zeros((len(t.path_node), M))
+                step_counts = np.zeros(len(t.path_node))
+                nll += kernels.train_chunk(
+                    chunk, y, M, t.child_ptr, t.child_slot, t.path_ptr, t.path_node,
+                    t.path_pos, self.table_, acc, self.bias_, bias_acc, X.shape[1], self.mask_,
+                    Xd, indptr, indices, data, dense, float(self.lr),
+                    self.objective == "density", step_sums, step_counts, t.max_arity)
+                if epoch < learn_epochs:
+                    self._rebuild(builder, stats, step_sums, step_counts, acc, bias_acc)
+            self.loss_curve_.append(nll / X.shape[0])
+        self.n_labels_ = builder.n_labels
+        return self
+
+    def _rebuild(self, builder, stats, step_sums, step_counts, acc, bias_acc):
+        """Fold the chunk's statistics in, run AssignLabels, reset recycled nodes."""
+        t = self.tree_
+        labels = np.repeat(np.arange(builder.n_labels), np.diff(t.path_ptr))
+        seen = step_counts > 0
+        stats.merge(t.path_node[seen] * builder.n_labels + labels[seen], step_sums[seen],
+                    step_counts[seen])
+        self.tree_ = builder.build(stats)
+        self.rebuilds_ += 1
+        if builder.recycled:
+            stats.drop_nodes(builder.recycled)
+            M = self.M_
+            for node in builder.recycled:
+                rows = np.arange(node * M, node * M + M)
+                self.bias_[rows], bias_acc[rows] = 0.0, 1e-8
+                if self.mask_ == DIRECT:
+                    D = self.n_features_in_
+                    for r in rows:
+                        self.table_[r * D:(r + 1) * D], acc[r * D:(r + 1) * D] = 0.0, 1e-8
+
+    # -- inference ---------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "tree_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def _decode(self, X, k):
+        self._check_fitted()
+        X = check_X(X, self.n_features_in_)
+        Xd, indptr, indices, data, dense = kernel_input(X)
+        t = self.tree_
+        cost = np.zeros(X.shape[0])
+        labels, scores = kernels.decode_topk(
+            int(k), self.n_classes_, self.M_, t.child_ptr, t.children, t.child_slot,
+            self.table_, self.bias_, self.n_features_in_, self.mask_, Xd, indptr, indices, data,
+            dense, X.shape[0], t.max_arity, self.decoder == "greedy", cost)
+        return labels, scores, cost
+
+    def predict_topk(self, X, k=1):
+        labels, scores, _ = self._decode(X, k)
+        return labels, scores
+
+    def path_cost(self, X):
+        """Children scored per top-1 prediction with the current decoder."""
+        return self._decode(X, 1)[2]
+
+    def log_proba(self, X, y):
+        self._check_fitted()
+        X = check_X(X, self.n_features_in_)
+        y, _ = check_labels(y, X.shape[0], self.n_classes_)
+        Xd, indptr, indices, data, dense = kernel_input(X)
+        t = self.tree_
+        return kernels.path_log_proba(y, self.M_, t.child_ptr, t.child_slot, t.path_ptr,
+                                      t.path_node, t.path_pos, self.table_, self.bias_,
+                                      self.n_features_in_, self.mask_, Xd, indptr, indices,
+                                      data, dense, t.max_arity)
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        M = int(self.arity)
+        depth = self._depth(n_classes) or max(1, math.ceil(math.log(max(n_classes, 2), M))) + 1
+        rows = (2 * (n_classes + M) + 2) * M
+        weights = table_bytes(rows, n_features, self.bits, float(nnz) * M * (depth + 1),
+                              copies=2)
+        steps = n_classes * depth
+        stats = 3 * 8 * (M + 2) * steps  # store + a chunk's sums during a merge
+        return int(weights + 16 * rows + stats + 64 * steps + 8 * n_samples)
+
+    def stats(self):
+        self._check_fitted()
+        t = self.tree_
+        depths = np.diff(t.path_ptr)[: self.n_classes_]
+        return {
+            "n_params": int(self.table_.size + self.bias_.size),
+            "bytes": int(self.table_.nbytes + self.bias_.nbytes + t.nbytes()),
+            "depth": int(depths.max()),
+            "depth_mean": float(depths.mean()),
+            "leaves": int(self.n_classes_),
+            "internal_nodes": int(len(t.internal)),
+            "arity": int(self.M_),
+            "rebuilds": int(self.rebuilds_),
+            "hashed_weights": bool(self.mask_ != DIRECT),
+            "classes_per_leaf_mean": 1.0,
+            "classes_per_leaf_max": 1,
+            "train_nll_curve": self.loss_curve_,
+        }

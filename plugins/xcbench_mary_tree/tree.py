@@ -1,0 +1,178 @@
+"""The learned M-ary tree's structure: per-node label statistics, node ids that survive
+rebuilds, and the flat arrays the kernels read.
+
+Flat tree: the children of internal node n are ``children[child_ptr[n]:child_ptr[n + 1]]``
+(a value >= 0 is an internal node id, < 0 the leaf of label ``-value - 1``), each child in
+slot ``child_slot`` of n; node n's child slot j is scored by weight row n * M + j. Label c's
+path is steps ``path_ptr[c]:path_ptr[c + 1]`` of (``path_node``, ``path_pos``: index in the
+node's child list, ``path_slot``). Labels >= K are dummies (padding); they are never predicted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .assign import assign_node, padded_size
+
+
+class NodeLabelStats:
+    """SumProbas / Counts of the paper, sparse: only (node, label) pairs a training point has
+    visited, as sorted int64 keys node * n_labels + label with an (n, M) sum and a count."""
+
+    def __init__(self, n_labels: int, arity: int):
+        self.n_labels, self.arity = n_labels, arity
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.sums = np.zeros((0, arity))
+        self.counts = np.zeros(0)
+
+    def merge(self, keys, sums, counts):
+        """Add new sums and counts (keys may repeat)."""
+        keys = np.concatenate([self.keys, keys])
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        new_sums = np.zeros((len(uniq), self.arity))
+        np.add.at(new_sums, inverse, np.concatenate([self.sums, sums]))
+        self.sums = new_sums
+        self.counts = np.bincount(inverse, np.concatenate([self.counts, counts]),
+                                  minlength=len(uniq))
+        self.keys = uniq
+
+    def drop_nodes(self, nodes):
+        """Forget the statistics of recycled node ids."""
+        keep = ~np.isin(self.keys // self.n_labels, np.asarray(nodes, dtype=np.int64))
+        self.keys, self.sums, self.counts = self.keys[keep], self.sums[keep], self.counts[keep]
+
+    def lookup(self, node: int, labels: np.ndarray):
+        """(p_cond (n, M), counts (n,)): mean child probabilities of each label at the node;
+        labels never seen there get the node's average (uniform if the node saw nothing)."""
+        keys = node * self.n_labels + labels
+        pos = np.searchsorted(self.keys, keys)
+        pos = np.minimum(pos, max(len(self.keys) - 1, 0))
+        found = (self.keys[pos] == keys) if len(self.keys) else np.zeros(len(keys), bool)
+        counts = np.where(found, self.counts[pos] if len(self.keys) else 0.0, 0.0)
+        sums = np.where(found[:, None], self.sums[pos] if len(self.keys) else 0.0, 0.0)
+        total = counts.sum()
+        average = sums.sum(axis=0) / total if total > 0 else np.full(self.arity, 1 / self.arity)
+        p_cond = np.where(found[:, None], sums / np.maximum(counts, 1)[:, None], average)
+        return p_cond, counts
+
+
+@dataclass
+class FlatTree:
+    """The arrays kernels read (see the module docstring)."""
+
+    child_ptr: np.ndarray
+    children: np.ndarray
+    child_slot: np.ndarray
+    path_ptr: np.ndarray
+    path_node: np.ndarray
+    path_pos: np.ndarray
+    path_slot: np.ndarray
+    internal: np.ndarray  # ids of the internal nodes in use
+
+    @property
+    def max_arity(self) -> int:
+        return int(np.diff(self.child_ptr).max()) if len(self.child_ptr) > 1 else 1
+
+    @property
+    def depth(self) -> int:
+        return int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.child_ptr, self.children, self.child_slot,
+                                      self.path_ptr, self.path_node, self.path_pos,
+                                      self.path_slot, self.internal))
+
+
+class TreeBuilder:
+    """Rebuilds the tree from statistics (AssignLabels), keeping node ids stable: the child
+    in slot j of node n keeps its id across rebuilds; ids of nodes that left the tree are
+    recycled when the id space (``max_nodes``) runs out."""
+
+    def __init__(self, n_classes: int, arity: int, max_depth: int | None, max_nodes: int, rng):
+        self.n_classes, self.arity, self.max_depth = n_classes, arity, max_depth
+        self.n_labels = n_classes if max_depth is not None else padded_size(n_classes, arity)
+        self.max_nodes, self.rng = max_nodes, rng
+        self.ids = {}  # (parent id, slot) -> node id
+        self.recycled = []  # ids freed by the last build, for the caller to reset
+
+    def _child_id(self, parent, slot, in_use, free):
+        key = (parent, slot)
+        if key not in self.ids:
+            if len(self.ids) + 1 < self.max_nodes:
+                self.ids[key] = len(self.ids) + 1
+            else:
+                if not free:
+                    raise RuntimeError("the tree needs more internal nodes than max_nodes")
+                node = free.pop()
+                for old, value in list(self.ids.items()):
+                    if value == node:
+                        del self.ids[old]
+                self.ids[key] = node
+                self.recycled.append(node)
+        in_use.add(self.ids[key])
+        return self.ids[key]
+
+    def build(self, stats: NodeLabelStats) -> FlatTree:
+        """AssignLabels from the root down; returns the flat tree."""
+        M = self.arity
+        previous = set(self.ids.values())
+        in_use, self.recycled = {0}, []
+        queue = [(0, np.arange(self.n_labels, dtype=np.int64), 0)]
+        assigned = {}
+        while queue:
+            node, labels, depth = queue.pop()
+            if len(labels) <= M:  # one label per slot
+                slots = self.rng.permutation(M)[:len(labels)] if len(labels) < M else \
+                    np.arange(M)
+                assigned[node] = (labels, slots)
+                continue
+            p_cond, counts = stats.lookup(node, labels)
+            q = counts / counts.sum() if counts.sum() > 0 else np.full(len(labels), 1 / len(labels))
+            p_cond = p_cond + 1e-9 * self.rng.random(p_cond.shape)  # random order among exact ties
+            if self.max_depth is None:
+                capacity = np.full(M, len(labels))
+            else:
+                capacity = np.full(M, M ** max(self.max_depth - depth - 1, 0))
+            slot_of = assign_node(p_cond, q, capacity, self.max_depth is None)
+            assigned[node] = (labels, slot_of)
+            free = sorted(previous - in_use)
+            for j in range(M):
+                members = labels[slot_of == j]
+                if len(members) > 1:
+                    child = self._child_id(node, j, in_use, free)
+                    queue.append((child, members, depth + 1))
+        return self._flatten(assigned)
+
+    def _flatten(self, assigned) -> FlatTree:
+        n_ids = max(max(assigned) + 1, 1)
+        child_lists = [[] for _ in range(n_ids)]
+        for node, (labels, slot_of) in assigned.items():
+            groups = {}
+            for label, slot in zip(labels, slot_of):
+                groups.setdefault(int(slot), []).append(int(label))
+            for slot in sorted(groups):
+                members = groups[slot]
+                child = -members[0] - 1 if len(members) == 1 else self.ids[(node, slot)]
+                child_lists[node].append((child, slot))
+        child_ptr = np.zeros(n_ids + 1, dtype=np.int64)
+        child_ptr[1:] = np.cumsum([len(c) for c in child_lists])
+        children = np.array([c for cl in child_lists for c, _ in cl], dtype=np.int64)
+        child_slot = np.array([s for cl in child_lists for _, s in cl], dtype=np.int64)
+        steps = [[] for _ in range(self.n_labels)]
+        stack = [(0, [])]
+        while stack:
+            node, prefix = stack.pop()
+            for pos, (child, slot) in enumerate(child_lists[node]):
+                here = prefix + [(node, pos, slot)]
+                if child < 0:
+                    steps[-child - 1] = here
+                else:
+                    stack.append((child, here))
+        path_ptr = np.zeros(self.n_labels + 1, dtype=np.int64)
+        path_ptr[1:] = np.cumsum([len(s) for s in steps])
+        flat = [s for p in steps for s in p]
+        arr = np.array(flat, dtype=np.int64).reshape(-1, 3)
+        return FlatTree(child_ptr, children, child_slot, path_ptr, arr[:, 0].copy(),
+                        arr[:, 1].copy(), arr[:, 2].copy(),
+                        np.array(sorted(assigned), dtype=np.int64))

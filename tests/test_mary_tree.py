@@ -1,0 +1,109 @@
+"""mary_tree: contract, AssignLabels' well-formed trees, the node objective's gradient, and
+exact branch-and-bound top-k against exhaustive search."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xcbench.kernels import kernel_input
+from xcbench.testing import check_method
+from xcbench_mary_tree import kernels
+from xcbench_mary_tree.assign import node_objective, node_objective_grad, padded_size
+from xcbench_mary_tree.tree import NodeLabelStats, TreeBuilder
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"tree": "random", "decoder": "greedy"}, {"arity": 3, "max_depth": None},
+    {"objective": "classification", "arity": 2, "max_depth": None},
+])
+def test_contract(params):
+    check_method("mary_tree", params)
+
+
+def _random_stats(builder, rng, n_nodes=50):
+    stats = NodeLabelStats(builder.n_labels, builder.arity)
+    nodes = rng.integers(0, n_nodes, 400)
+    labels = rng.integers(0, builder.n_labels, 400)
+    stats.merge(nodes * builder.n_labels + labels, rng.dirichlet(np.ones(builder.arity), 400),
+                rng.integers(1, 5, 400).astype(float))
+    return stats
+
+
+@pytest.mark.parametrize("M", [2, 3, 5, 20])
+@pytest.mark.parametrize("K", [50, 101])
+def test_assign_labels_builds_well_formed_trees(M, K):
+    if (K - 1) % (M - 1) == 0 and M > 2:
+        K += 1  # the case that needs padding
+    rng = np.random.default_rng(M * K)
+    builder = TreeBuilder(K, M, None, 4 * K, rng)
+    assert builder.n_labels == padded_size(K, M) and (builder.n_labels - 1) % (M - 1) == 0
+    for _ in range(3):  # a rebuild from statistics keeps the tree well formed
+        tree = builder.build(_random_stats(builder, rng))
+        arity = np.diff(tree.child_ptr)[tree.internal]
+        assert (arity == M).all()
+        leaves = np.sort(-tree.children[tree.children < 0] - 1)
+        assert np.array_equal(leaves, np.arange(builder.n_labels))
+
+
+def test_depth_constrained_tree_respects_capacity():
+    rng = np.random.default_rng(0)
+    builder = TreeBuilder(60, 4, 3, 200, rng)
+    tree = builder.build(_random_stats(builder, rng))
+    assert tree.depth <= 3
+    assert np.diff(tree.child_ptr).max() <= 4
+
+
+def test_node_objective_gradient_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    p_cond, q = rng.dirichlet(np.ones(4), 6), rng.dirichlet(np.ones(6))
+    grad = node_objective_grad(p_cond, q)
+    eps = 1e-7
+    for i in range(6):
+        for j in range(4):
+            bumped = p_cond.copy()
+            bumped[i, j] += eps
+            fd = (node_objective(bumped, q) - node_objective(p_cond, q)) / eps
+            assert fd == pytest.approx(grad[i, j], abs=1e-5)
+
+
+def _random_model(seed, K, M, D):
+    rng = np.random.default_rng(seed)
+    builder = TreeBuilder(K, M, None, 4 * K + 4, rng)
+    tree = builder.build(NodeLabelStats(builder.n_labels, M))
+    rows = builder.max_nodes * M
+    return tree, builder, rng.normal(size=rows * D) * 2, rng.normal(size=rows), rng
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), K=st.integers(2, 40), M=st.integers(2, 6),
+       k=st.integers(1, 8))
+def test_branch_and_bound_top_k_is_exhaustive_top_k(seed, K, M, k):
+    D = 3
+    tree, builder, table, bias, rng = _random_model(seed, K, M, D)
+    X = rng.normal(size=(4, D))
+    Xd, indptr, indices, data, dense = kernel_input(X)
+    labels, scores = kernels.decode_topk(k, K, M, tree.child_ptr, tree.children,
+                                         tree.child_slot, table, bias, D, -1, Xd, indptr,
+                                         indices, data, dense, 4, tree.max_arity, False,
+                                         np.zeros(4))
+    all_logp = np.stack([kernels.path_log_proba(
+        np.full(4, c), M, tree.child_ptr, tree.child_slot, tree.path_ptr, tree.path_node,
+        tree.path_pos, table, bias, D, -1, Xd, indptr, indices, data, dense, tree.max_arity)
+        for c in range(K)], axis=1)
+    kk = min(k, K)
+    expected = -np.sort(-all_logp, axis=1)[:, :kk]
+    assert np.allclose(scores[:, :kk], expected)
+    assert np.allclose(np.take_along_axis(all_logp, labels[:, :kk], 1), expected)
+    assert (labels[:, kk:] == -1).all()
+
+
+def test_learned_tree_beats_random_tree_on_clustered_classes():
+    from xcbench import load_dataset, make_method
+
+    ds = load_dataset("synthetic-small")
+    nll = {}
+    for tree in ("learned", "random"):
+        m = make_method("mary_tree", tree=tree, arity=3, epochs=4, random_state=0)
+        m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+        nll[tree] = -np.mean(m.log_proba(ds.X_test, ds.y_test))
+    assert nll["learned"] < nll["random"]
