@@ -154,3 +154,31 @@ def test_hashed_weights_at_ten_thousand_classes_stay_small():
     X = sp.random(500, 100_000, density=16 / 100_000, random_state=0, format="csr")
     m.fit(X, rng.integers(0, 10_000, 500), n_classes=10_000)
     assert m.stats()["hashed_weights"] and m.stats()["bytes"] < 1 << 30
+
+
+def test_single_class_and_two_classes():
+    from xcbench import make_method
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    for K in (1, 2):
+        m = make_method("label_tree", random_state=0).fit(X, np.arange(20) % K)
+        labels, _ = m.predict_topk(X, 3)
+        assert (labels[:, 0] >= 0).all() and (labels[:, 0] < K).all()
+        assert (labels[:, K:] == -1).all()
+
+
+def test_top1_of_every_list_is_the_greedy_descent_and_path_cost_is_its_work():
+    from xcbench import load_dataset, make_method
+
+    ds = load_dataset("synthetic-small")
+    m = make_method("label_tree", branching=3, epochs=2, random_state=0)
+    m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+    greedy = m.predict_topk(ds.X_test, 1)[0][:, 0]
+    top5, scores = m.predict_topk(ds.X_test, 5)
+    assert np.array_equal(top5[:, 0], greedy)
+    assert (np.diff(scores, axis=1) <= 1e-12).all()  # sorted
+    t = m.tree_
+    arity = np.diff(t.child_ptr)
+    expected = [arity[t.parent[t.path_node[t.path_ptr[c]:t.path_ptr[c + 1]]]].sum()
+                for c in greedy]
+    assert np.array_equal(m.path_cost(ds.X_test), expected)

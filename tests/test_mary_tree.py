@@ -35,7 +35,7 @@ def test_assign_labels_builds_well_formed_trees(M, K):
     if (K - 1) % (M - 1) == 0 and M > 2:
         K += 1  # the case that needs padding
     rng = np.random.default_rng(M * K)
-    builder = TreeBuilder(K, M, None, 4 * K, rng)
+    builder = TreeBuilder(K, M, None, rng)
     assert builder.n_labels == padded_size(K, M) and (builder.n_labels - 1) % (M - 1) == 0
     for _ in range(3):  # a rebuild from statistics keeps the tree well formed
         tree = builder.build(_random_stats(builder, rng))
@@ -47,10 +47,55 @@ def test_assign_labels_builds_well_formed_trees(M, K):
 
 def test_depth_constrained_tree_respects_capacity():
     rng = np.random.default_rng(0)
-    builder = TreeBuilder(60, 4, 3, 200, rng)
+    builder = TreeBuilder(60, 4, 3, rng)
     tree = builder.build(_random_stats(builder, rng))
     assert tree.depth <= 3
     assert np.diff(tree.child_ptr).max() <= 4
+    leaves = np.sort(-tree.children[tree.children < 0] - 1)
+    assert np.array_equal(leaves, np.arange(60))
+    # every internal node splits its labels (at least two children): no useless chains
+    assert (np.diff(tree.child_ptr)[tree.internal] >= 2).all()
+
+
+@pytest.mark.parametrize("params", [{"arity": 3}, {"arity": 2, "max_depth": None}])
+def test_many_rebuilds_keep_node_ids_consistent(params):
+    """K=300 with 2 x 50 rebuilds: new nodes take ids the previous tree did not use."""
+    from xcbench import make_method
+    from xcbench.data.synthetic import make_hierarchical
+
+    ds = make_hierarchical(n_classes=300, n_features=8, n_train=3000, n_test=10, levels=2,
+                           bayes_samples=10, seed=0)
+    m = make_method("mary_tree", epochs=2, assign_per_epoch=50, random_state=0, **params)
+    m.fit(ds.X_train, ds.y_train, n_classes=300)
+    t = m.tree_
+    internal_children = t.children[t.children >= 0]
+    assert len(np.unique(internal_children)) == len(internal_children)
+    assert np.array_equal(np.sort(-t.children[t.children < 0] - 1), np.arange(m.n_labels_))
+    assert np.isfinite(m.log_proba(ds.X_train[:50], ds.y_train[:50])).all()
+
+
+def test_greedy_never_answers_a_dummy_label():
+    """K=11, M=4 pads two dummies; greedy decoding must still name a real class."""
+    tree, builder, table, bias, rng = _random_model(3, 11, 4, 3)
+    assert builder.n_labels == 13
+    X = rng.normal(size=(300, 3)) * 5
+    Xd, indptr, indices, data, dense = kernel_input(X)
+    labels, _ = kernels.decode_topk(1, 11, 4, tree.child_ptr, tree.children, tree.child_slot,
+                                    table, bias, 3, -1, Xd, indptr, indices, data, dense, 300,
+                                    tree.max_arity, True, np.zeros(300))
+    assert (labels[:, 0] >= 0).all() and (labels[:, 0] < 11).all()
+
+
+def test_path_cost_counts_children_scored():
+    from xcbench.testing import gaussian_problem
+    from xcbench import make_method
+
+    X, y, Xt, _ = gaussian_problem()
+    m = make_method("mary_tree", arity=3, decoder="greedy", random_state=0).fit(X, y)
+    depths = np.diff(m.tree_.path_ptr)
+    labels = m.predict(Xt)
+    cost = m.path_cost(Xt)
+    assert (cost >= 2 * depths[labels]).all() and (cost <= 3 * depths[labels]).all()
 
 
 def test_node_objective_gradient_matches_finite_differences():
@@ -68,7 +113,7 @@ def test_node_objective_gradient_matches_finite_differences():
 
 def _random_model(seed, K, M, D):
     rng = np.random.default_rng(seed)
-    builder = TreeBuilder(K, M, None, 4 * K + 4, rng)
+    builder = TreeBuilder(K, M, None, rng)
     tree = builder.build(NodeLabelStats(builder.n_labels, M))
     rows = builder.max_nodes * M
     return tree, builder, rng.normal(size=rows * D) * 2, rng.normal(size=rows), rng

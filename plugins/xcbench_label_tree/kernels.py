@@ -126,9 +126,10 @@ def _embedding_step(r, s, z, V, V_acc, table, acc, n_features, mask, Xd, indptr,
 @_jit
 def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
               indices, data, dense, n_rows, V, embed, max_arity):
-    """Top-k labels per row by beam search of width k: a path's score is the sum of its node
-    scores; with k = 1 this is the paper's greedy descent. Returns (labels, scores) (n, k),
-    padded with -1 / -inf when fewer than k leaves are reached."""
+    """Top-k labels per row: the greedy descent's leaf (the paper's prediction) first, then
+    the best other leaves of a beam search of width k in which a path's score is the sum of
+    its node scores (scores capped at the greedy one so each row stays sorted). Returns
+    (labels, scores) (n, k), padded with -1 / -inf when fewer than k leaves are reached."""
     labels = np.full((n_rows, k), -1, dtype=np.int64)
     out = np.full((n_rows, k), -np.inf)
     cap = k * max_arity + k
@@ -166,7 +167,24 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
                 beam_node[b], beam_score[b] = cand_node[order[b]], cand_score[order[b]]
             if not expanded:
                 break
+        # the greedy descent's label comes first, so top-1 of every list is the prediction
+        # the paper defines (a wider beam can find a higher summed score elsewhere)
+        v, greedy_score = 0, 0.0
+        while node_label[v] < 0:
+            s0, s1 = child_ptr[v], child_ptr[v + 1]
+            _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr,
+                         indices, data, i, dense, z, V, embed, scores)
+            best = 0
+            for q in range(1, s1 - s0):
+                if scores[q] > scores[best]:
+                    best = q
+            greedy_score += scores[best]
+            v = children[s0 + best]
+        labels[i, 0], out[i, 0] = node_label[v], greedy_score
+        filled = 1
         for b in range(width):
-            labels[i, b] = node_label[beam_node[b]]
-            out[i, b] = beam_score[b]
+            if filled < k and node_label[beam_node[b]] != node_label[v]:
+                labels[i, filled] = node_label[beam_node[b]]
+                out[i, filled] = min(beam_score[b], greedy_score)
+                filled += 1
     return labels, out

@@ -179,7 +179,8 @@ class LabelTree(Method):
         total += 64 * n_nodes + 16 * n_classes + 8 * n_samples  # structure, order
         total += 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
         if self.structure != "random":
-            total += 8 * n_classes * 64 * 3  # projected class means, k-means work
+            # projected class means; the root split's K x b distances, their sort and copy
+            total += 8 * n_classes * 64 * 3 + 3 * 8 * n_classes * branching
         if self.structure == "confusion":
             from xcbench.api import make_method
 

@@ -202,6 +202,8 @@ def spectral_splitter(affinity: sp.csr_matrix, embedding: np.ndarray, rng, n_nei
 def path_arity_sums(tree: LabelTreeStructure) -> np.ndarray:
     """For each class, the children scored on the way down to it (sum over its path of the
     arity of each step's parent): the greedy descent's cost when it predicts that class."""
+    if len(tree.path_node) == 0:  # a single class: the root is its leaf, nothing is scored
+        return np.zeros(len(tree.path_ptr) - 1)
     arity = np.diff(tree.child_ptr)
     per_step = arity[tree.parent[tree.path_node]]
     sums = np.add.reduceat(per_step, tree.path_ptr[:-1]) if len(per_step) else per_step

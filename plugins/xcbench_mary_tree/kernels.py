@@ -134,15 +134,16 @@ def decode_topk(k, n_classes, M, child_ptr, children, child_slot, table, bias, n
                 m = _child_logp(node, M, child_ptr, child_slot, table, bias, n_features, mask,
                                 Xd, indptr, indices, data, i, dense, buf)
                 scored += m
-                best = 0
-                for q in range(1, m):
-                    if buf[q] > buf[best]:
+                best = -1
+                for q in range(m):  # dummy leaves (labels >= K) are never the answer
+                    child = children[child_ptr[node] + q]
+                    if child < 0 and -child - 1 >= n_classes:
+                        continue
+                    if best < 0 or buf[q] > buf[best]:
                         best = q
                 logp += buf[best]
                 node = children[child_ptr[node] + best]
-            label = -node - 1
-            if label < n_classes:
-                labels[i, 0], scores[i, 0] = label, logp
+            labels[i, 0], scores[i, 0] = -node - 1, logp
             cost[i] = scored
             continue
         keys = np.empty(cap)

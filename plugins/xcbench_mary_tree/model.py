@@ -35,9 +35,9 @@ class MaryTree(Method):
     decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
     bits : weight table layout (``xcbench.tree.weights``): "auto", an int, or None (dense).
 
-    Memory (fit, bytes): 2 x 8 x S for the node weights and AdaGrad sums (S = 2K' x M x D when
-    dense, 2^bits hashed) + per-(node, label) statistics 8 x (M + 2) x K x depth + the tree
-    O(K x depth). No K x D array (D features, K classes).
+    Memory (fit, bytes): 2 x 8 x S for the node weights and AdaGrad sums (S = (2K' + 2) x M x D
+    when dense, 2^bits hashed) + per-(node, label) statistics 8 x (M + 2) x ~4 K x depth + the
+    tree O(K x depth). No K x D array (D features, K classes).
     """
 
     _parameter_constraints = {
@@ -85,8 +85,7 @@ class MaryTree(Method):
         rng = np.random.default_rng(self.random_state)
         M = self.M_ = int(self.arity)
         self.n_features_in_ = X.shape[1]
-        builder = TreeBuilder(self.n_classes_, M, depth, 0, rng)
-        builder.max_nodes = 2 * builder.n_labels + 2
+        builder = TreeBuilder(self.n_classes_, M, depth, rng)
         stats = NodeLabelStats(builder.n_labels, M)
         self.tree_ = builder.build(stats)
         rows = builder.max_nodes * M
@@ -127,7 +126,6 @@ class MaryTree(Method):
         self.tree_ = builder.build(stats)
         self.rebuilds_ += 1
         if builder.recycled:
-            stats.drop_nodes(builder.recycled)
             M = self.M_
             for node in builder.recycled:
                 rows = np.arange(node * M, node * M + M)
@@ -180,7 +178,7 @@ class MaryTree(Method):
         weights = table_bytes(rows, n_features, self.bits, float(nnz) * M * (depth + 1),
                               copies=2)
         steps = n_classes * depth
-        stats = 3 * 8 * (M + 2) * steps  # store + a chunk's sums during a merge
+        stats = 3 * 8 * (M + 2) * 4 * steps  # store (labels move: ~4 K x depth) + merge copies
         return int(weights + 16 * rows + stats + 64 * steps + 8 * n_samples)
 
     def stats(self):

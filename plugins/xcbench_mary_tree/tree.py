@@ -27,19 +27,22 @@ class NodeLabelStats:
         self.counts = np.zeros(0)
 
     def merge(self, keys, sums, counts):
-        """Add new sums and counts (keys may repeat)."""
-        keys = np.concatenate([self.keys, keys])
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        new_sums = np.zeros((len(uniq), self.arity))
-        np.add.at(new_sums, inverse, np.concatenate([self.sums, sums]))
-        self.sums = new_sums
-        self.counts = np.bincount(inverse, np.concatenate([self.counts, counts]),
-                                  minlength=len(uniq))
-        self.keys = uniq
+        """Add new sums and counts (``keys`` unique among themselves)."""
+        pos = np.searchsorted(self.keys, keys)
+        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
+        known = (self.keys[pos_c] == keys) if len(self.keys) else np.zeros(len(keys), bool)
+        self.sums[pos_c[known]] += sums[known]
+        self.counts[pos_c[known]] += counts[known]
+        if (~known).any():
+            keys = np.concatenate([self.keys, keys[~known]])
+            order = np.argsort(keys, kind="stable")
+            self.keys = keys[order]
+            self.sums = np.concatenate([self.sums, sums[~known]])[order]
+            self.counts = np.concatenate([self.counts, counts[~known]])[order]
 
-    def drop_nodes(self, nodes):
-        """Forget the statistics of recycled node ids."""
-        keep = ~np.isin(self.keys // self.n_labels, np.asarray(nodes, dtype=np.int64))
+    def keep_nodes(self, nodes):
+        """Forget the statistics of every node not in ``nodes`` (nodes that left the tree)."""
+        keep = np.isin(self.keys // self.n_labels, np.fromiter(nodes, dtype=np.int64))
         self.keys, self.sums, self.counts = self.keys[keep], self.sums[keep], self.counts[keep]
 
     def lookup(self, node: int, labels: np.ndarray):
@@ -86,40 +89,33 @@ class FlatTree:
 
 class TreeBuilder:
     """Rebuilds the tree from statistics (AssignLabels), keeping node ids stable: the child
-    in slot j of node n keeps its id across rebuilds; ids of nodes that left the tree are
-    recycled when the id space (``max_nodes``) runs out."""
+    in slot j of node n keeps its id (and so its weights and statistics) across rebuilds
+    while both stay in the tree. A node new to the tree takes an id that the previous tree
+    did not use; ``recycled`` lists those ids so the caller resets their weights.
 
-    def __init__(self, n_classes: int, arity: int, max_depth: int | None, max_nodes: int, rng):
+    Every internal node has at least two non-empty children, so a tree has at most K' - 1
+    internal nodes and the previous and the new tree together fit in ``max_nodes`` = 2K' + 2
+    ids: a free id always exists.
+    """
+
+    def __init__(self, n_classes: int, arity: int, max_depth: int | None, rng):
         self.n_classes, self.arity, self.max_depth = n_classes, arity, max_depth
         self.n_labels = n_classes if max_depth is not None else padded_size(n_classes, arity)
-        self.max_nodes, self.rng = max_nodes, rng
-        self.ids = {}  # (parent id, slot) -> node id
-        self.recycled = []  # ids freed by the last build, for the caller to reset
-
-    def _child_id(self, parent, slot, in_use, free):
-        key = (parent, slot)
-        if key not in self.ids:
-            if len(self.ids) + 1 < self.max_nodes:
-                self.ids[key] = len(self.ids) + 1
-            else:
-                if not free:
-                    raise RuntimeError("the tree needs more internal nodes than max_nodes")
-                node = free.pop()
-                for old, value in list(self.ids.items()):
-                    if value == node:
-                        del self.ids[old]
-                self.ids[key] = node
-                self.recycled.append(node)
-        in_use.add(self.ids[key])
-        return self.ids[key]
+        self.max_nodes = 2 * self.n_labels + 2
+        self.rng = rng
+        self.ids = {}  # (parent id, slot) -> node id, for the last tree
+        self.last_ids = {0}
+        self.recycled = []
 
     def build(self, stats: NodeLabelStats) -> FlatTree:
-        """AssignLabels from the root down; returns the flat tree."""
+        """AssignLabels from the root down; returns the flat tree. Statistics of nodes that
+        left the tree are dropped first, so a reused id starts with none."""
         M = self.arity
-        previous = set(self.ids.values())
-        in_use, self.recycled = {0}, []
-        queue = [(0, np.arange(self.n_labels, dtype=np.int64), 0)]
+        stats.keep_nodes(self.last_ids)
+        free = [v for v in range(self.max_nodes - 1, 0, -1) if v not in self.last_ids]
+        new_ids, in_use, self.recycled = {}, {0}, []
         assigned = {}
+        queue = [(0, np.arange(self.n_labels, dtype=np.int64), 0)]
         while queue:
             node, labels, depth = queue.pop()
             if len(labels) <= M:  # one label per slot
@@ -128,20 +124,27 @@ class TreeBuilder:
                 assigned[node] = (labels, slots)
                 continue
             p_cond, counts = stats.lookup(node, labels)
-            q = counts / counts.sum() if counts.sum() > 0 else np.full(len(labels), 1 / len(labels))
+            total = counts.sum()
+            q = counts / total if total > 0 else np.full(len(labels), 1 / len(labels))
             p_cond = p_cond + 1e-9 * self.rng.random(p_cond.shape)  # random order among exact ties
             if self.max_depth is None:
                 capacity = np.full(M, len(labels))
-            else:
-                capacity = np.full(M, M ** max(self.max_depth - depth - 1, 0))
+            else:  # at most M^(D - d) labels below depth d + 1, and never all in one child
+                capacity = np.full(M, min(M ** max(self.max_depth - depth - 1, 0),
+                                          len(labels) - 1))
             slot_of = assign_node(p_cond, q, capacity, self.max_depth is None)
             assigned[node] = (labels, slot_of)
-            free = sorted(previous - in_use)
             for j in range(M):
                 members = labels[slot_of == j]
                 if len(members) > 1:
-                    child = self._child_id(node, j, in_use, free)
+                    child = self.ids.get((node, j))
+                    if child is None or child in in_use:
+                        child = free.pop()
+                        self.recycled.append(child)
+                    new_ids[(node, j)] = child
+                    in_use.add(child)
                     queue.append((child, members, depth + 1))
+        self.ids, self.last_ids = new_ids, in_use
         return self._flatten(assigned)
 
     def _flatten(self, assigned) -> FlatTree:
