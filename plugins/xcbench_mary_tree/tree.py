@@ -121,7 +121,7 @@ class TreeBuilder:
             if len(labels) <= M:  # one label per slot
                 slots = self.rng.permutation(M)[:len(labels)] if len(labels) < M else \
                     np.arange(M)
-                assigned[node] = (labels, slots)
+                assigned[node] = (labels, slots, depth)
                 continue
             p_cond, counts = stats.lookup(node, labels)
             total = counts.sum()
@@ -133,7 +133,7 @@ class TreeBuilder:
                 capacity = np.full(M, min(M ** max(self.max_depth - depth - 1, 0),
                                           len(labels) - 1))
             slot_of = assign_node(p_cond, q, capacity, self.max_depth is None)
-            assigned[node] = (labels, slot_of)
+            assigned[node] = (labels, slot_of, depth)
             for j in range(M):
                 members = labels[slot_of == j]
                 if len(members) > 1:
@@ -148,34 +148,29 @@ class TreeBuilder:
         return self._flatten(assigned)
 
     def _flatten(self, assigned) -> FlatTree:
-        n_ids = max(max(assigned) + 1, 1)
-        child_lists = [[] for _ in range(n_ids)]
-        for node, (labels, slot_of) in assigned.items():
-            groups = {}
-            for label, slot in zip(labels, slot_of):
-                groups.setdefault(int(slot), []).append(int(label))
-            for slot in sorted(groups):
-                members = groups[slot]
-                child = -members[0] - 1 if len(members) == 1 else self.ids[(node, slot)]
-                child_lists[node].append((child, slot))
+        """Flat arrays from {node: (labels, slot of each label, depth)}: every (node, label)
+        entry is one step of that label's path; a (node, slot) group of one label is a leaf."""
+        M = self.arity
+        nodes = np.array(sorted(assigned), dtype=np.int64)
+        n_ids = int(nodes.max()) + 1
+        e_node = np.concatenate([np.full(len(assigned[v][0]), v) for v in nodes])
+        e_label = np.concatenate([assigned[v][0] for v in nodes]).astype(np.int64)
+        e_slot = np.concatenate([assigned[v][1] for v in nodes]).astype(np.int64)
+        e_depth = np.concatenate([np.full(len(assigned[v][0]), assigned[v][2]) for v in nodes])
+        groups, first, group_of, size = np.unique(e_node * M + e_slot, return_index=True,
+                                                  return_inverse=True, return_counts=True)
+        g_node, g_slot = groups // M, groups % M
+        child = np.empty(len(groups), dtype=np.int64)
+        leaf = size == 1
+        child[leaf] = -e_label[first[leaf]] - 1
+        child[~leaf] = [self.ids[(int(v), int(j))] for v, j in zip(g_node[~leaf], g_slot[~leaf])]
         child_ptr = np.zeros(n_ids + 1, dtype=np.int64)
-        child_ptr[1:] = np.cumsum([len(c) for c in child_lists])
-        children = np.array([c for cl in child_lists for c, _ in cl], dtype=np.int64)
-        child_slot = np.array([s for cl in child_lists for _, s in cl], dtype=np.int64)
-        steps = [[] for _ in range(self.n_labels)]
-        stack = [(0, [])]
-        while stack:
-            node, prefix = stack.pop()
-            for pos, (child, slot) in enumerate(child_lists[node]):
-                here = prefix + [(node, pos, slot)]
-                if child < 0:
-                    steps[-child - 1] = here
-                else:
-                    stack.append((child, here))
+        np.add.at(child_ptr, g_node + 1, 1)
+        child_ptr = np.cumsum(child_ptr)
+        pos = np.arange(len(groups)) - child_ptr[g_node]  # rank of the slot within its node
+        order = np.lexsort((e_depth, e_label))  # each label's steps, root first
         path_ptr = np.zeros(self.n_labels + 1, dtype=np.int64)
-        path_ptr[1:] = np.cumsum([len(s) for s in steps])
-        flat = [s for p in steps for s in p]
-        arr = np.array(flat, dtype=np.int64).reshape(-1, 3)
-        return FlatTree(child_ptr, children, child_slot, path_ptr, arr[:, 0].copy(),
-                        arr[:, 1].copy(), arr[:, 2].copy(),
-                        np.array(sorted(assigned), dtype=np.int64))
+        path_ptr[1:] = np.cumsum(np.bincount(e_label, minlength=self.n_labels))
+        return FlatTree(child_ptr, child, g_slot.astype(np.int64), path_ptr,
+                        e_node[order].astype(np.int64), pos[group_of[order]].astype(np.int64),
+                        e_slot[order], nodes)
