@@ -1,0 +1,144 @@
+"""Linear rows of a tree (node regressors, routers, class scorers) on one flat table, with the
+bias stored as an extra constant feature and an AdaGrad step that can stop at its target.
+
+Row r over D features uses ``n_cols = D + 1`` columns of ``xcbench.tree.weights``: columns
+0..D-1 hold the feature weights, column D the bias (as VW's constant feature), so one row
+id names everything about a row and a hashed table needs no per-row arrays. Training keeps
+the AdaGrad sums beside the weights, in a (size, 2) table (column 0 weight, column 1 sum of
+squared gradients), so one cache line serves both; prediction keeps column 0 only.
+
+``xscale`` (D,) multiplies each feature on the fly (per-feature normalisation without a
+scaled copy of X; pass ones for none). Collisions of hashed layouts are described in
+``xcbench.tree.weights``.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .weights import DIRECT, auto_bits, slot, table_layout
+
+MAX_AUTO_BITS = 26  # "auto" never hashes into more than 2^26 slots (512 MB per column)
+
+
+def choose_layout(n_rows: int, n_features: int, bits="auto", touched_pairs=None,
+                  max_auto_bits: int = MAX_AUTO_BITS, direct_limit_bytes: int = 256 << 20):
+    """(size, mask) of a table for ``n_rows`` rows over ``n_features`` features plus the bias
+    column: ``bits="auto"`` is direct when rows x (D + 1) x 8 bytes <= ``direct_limit_bytes``,
+    else hashed with ``auto_bits(touched_pairs)`` capped at ``max_auto_bits``; an int hashes
+    into 2^bits slots."""
+    n_cols = n_features + 1
+    if bits == "auto" and n_rows * n_cols * 8 > direct_limit_bytes:
+        pairs = n_rows * n_cols if touched_pairs is None else touched_pairs
+        bits = min(auto_bits(pairs), max_auto_bits)
+    return table_layout(n_rows, n_cols, bits, touched_pairs, direct_limit_bytes)
+
+
+def layout_bytes(n_rows, n_features, bits="auto", touched_pairs=None, columns=1) -> int:
+    """Bytes of a table of this layout with ``columns`` float64 columns."""
+    size, _ = choose_layout(n_rows, n_features, bits, touched_pairs)
+    return 8 * size * columns
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense):
+    """w_row . (xscale * x_i) + bias_row, for a weight column ``w`` of the flat table."""
+    D = n_cols - 1
+    s = w[slot(row, D, n_cols, mask)]
+    if dense:
+        if mask == DIRECT:
+            base = row * n_cols
+            for f in range(D):
+                s += w[base + f] * (Xd[i, f] * xscale[f])
+        else:
+            for f in range(D):
+                v = Xd[i, f]
+                if v != 0.0:
+                    s += w[slot(row, f, n_cols, mask)] * (v * xscale[f])
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            s += w[slot(row, f, n_cols, mask)] * (data[p] * xscale[f])
+    return s
+
+
+@numba.njit(cache=True, nogil=True)
+def _accumulate(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr):
+    """Add the squared gradients of the step to the AdaGrad sums; return the change the full
+    step would make to the row's output."""
+    D = n_cols - 1
+    sb = slot(row, D, n_cols, mask)
+    wa[sb, 1] += g * g
+    dh = -lr * g / math.sqrt(wa[sb, 1])
+    if dense:
+        for f in range(D):
+            x = Xd[i, f] * xscale[f]
+            if x != 0.0:
+                s = slot(row, f, n_cols, mask)
+                gf = g * x
+                wa[s, 1] += gf * gf
+                dh -= lr * gf / math.sqrt(wa[s, 1]) * x
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            x = data[p] * xscale[f]
+            if x != 0.0:
+                s = slot(row, f, n_cols, mask)
+                gf = g * x
+                wa[s, 1] += gf * gf
+                dh -= lr * gf / math.sqrt(wa[s, 1]) * x
+    return dh
+
+
+@numba.njit(cache=True, nogil=True)
+def _apply(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, step):
+    """w -= step * g * x / sqrt(AdaGrad sum), feature by feature (and the bias)."""
+    D = n_cols - 1
+    sb = slot(row, D, n_cols, mask)
+    wa[sb, 0] -= step * g / math.sqrt(wa[sb, 1])
+    if dense:
+        for f in range(D):
+            x = Xd[i, f] * xscale[f]
+            if x != 0.0:
+                s = slot(row, f, n_cols, mask)
+                wa[s, 0] -= step * g * x / math.sqrt(wa[s, 1])
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            x = data[p] * xscale[f]
+            if x != 0.0:
+                s = slot(row, f, n_cols, mask)
+                wa[s, 0] -= step * g * x / math.sqrt(wa[s, 1])
+
+
+@numba.njit(cache=True, nogil=True)
+def adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr,
+                 h, target, stop_at_target):
+    """One AdaGrad step of row ``row`` of the (size, 2) training table for the loss gradient
+    g * x_i, at current output ``h``. With ``stop_at_target`` the step is shortened so the
+    output lands on ``target`` rather than jumping past it (for the absolute loss, in the
+    spirit of VW's importance-invariant updates). Returns the output after the step."""
+    if g == 0.0:
+        return h
+    dh = _accumulate(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr)
+    scale = 1.0
+    if stop_at_target and dh != 0.0 and (h + dh - target) * (h - target) < 0.0:
+        scale = (target - h) / dh
+    _apply(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, scale * lr)
+    return h + scale * dh
+
+
+@numba.njit(cache=True, nogil=True)
+def clear_row(wa, row, n_cols, mask):
+    """Zero a row (weights and sums) of a direct-layout table; hashed tables give a recycled
+    row a fresh row id instead (its slots are not known)."""
+    if mask == DIRECT:
+        base = row * n_cols
+        wa[base:base + n_cols, :] = 0.0
+
+
+def new_table(size: int) -> np.ndarray:
+    """A zeroed (size, 2) training table: weights and AdaGrad sums."""
+    return np.zeros((size, 2))
