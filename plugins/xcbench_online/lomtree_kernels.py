@@ -19,6 +19,18 @@ _M, _N = 1, 2  # aux columns of the label statistics: score sum, score count
 
 
 @_jit
+def _loss_grad(h, target, loss):
+    """d loss / d h: 0 squared, 1 absolute. The absolute loss's gradient is 0 within 1e-9
+    of the target, as VW's quantile loss is at the target: steps stop exactly there, and a
+    rounding difference (a dense row vs its CSR copy) must not flip the next step's sign."""
+    if loss == 0:
+        return h - target
+    if abs(h - target) <= 1e-9:
+        return 0.0
+    return 1.0 if h > target else -1.0
+
+
+@_jit
 def _refresh_C(j, left, right, parent, C):
     """Re-establish C(internal) = min(C(children)) from node j up to the root."""
     while j >= 0:
@@ -77,7 +89,7 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
                 target = -1.0 if E_j > e_y else 1.0
                 row = row_of[j]
                 h = dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense)
-                g = (h - target) if loss == 0 else (1.0 if h > target else -1.0)
+                g = _loss_grad(h, target, loss)
                 h = adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i,
                                  dense, g, lr, h, target, loss == 1)
                 ent_f[e, _M] += h

@@ -44,8 +44,9 @@ class RecallTree(Method):
     for the (node, label) pairs seen, E <= N (d + 2).
 
     Fitted model bytes: 8 (S_r + S_s + S_p) + 28 E + n (4 M + 56). Peak of ``fit`` beyond X
-    (``estimate_memory``): 16 (S_r + S_s + S_p) (weights and AdaGrad sums) + 3 x 28 E (a
-    doubling of the counts) + n (12 M + 64) + 16 nnz + 16 N. No O(K x D) or O(K^2) array.
+    (``estimate_memory``): 24 (S_r + S_s + S_p) (weights and AdaGrad sums, then the kept
+    weights) + 3 x 28 E (a doubling of the counts) + n (12 M + 64) + 16 nnz + 16 N. No
+    O(K x D) or O(K^2) array.
     """
 
     _parameter_constraints = {
@@ -98,7 +99,7 @@ class RecallTree(Method):
         M, d = self._shape(n_classes)
         n_nodes = 2 ** (d + 1) - 1
         tables = sum(size for size, _ in self._layouts(n_features, nnz, n_classes))
-        return int(16 * tables + 3 * entry_bytes(0) * n_samples * (d + 2)
+        return int(24 * tables + 3 * entry_bytes(0) * n_samples * (d + 2)
                    + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz))
 
     def fit(self, X, y, n_classes=None):

@@ -42,9 +42,12 @@ def layout_bytes(n_rows, n_features, bits="auto", touched_pairs=None, columns=1)
     return 8 * size * columns
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@numba.njit(cache=True, nogil=True)
 def dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense):
-    """w_row . (xscale * x_i) + bias_row, for a weight column ``w`` of the flat table."""
+    """w_row . (xscale * x_i) + bias_row, for a weight column ``w`` of the flat table. The
+    sum runs in feature order (no reassociation), so a dense row and its CSR copy give the
+    same bits: online learners branch on signs of outputs, and a rounding difference would
+    grow into a different tree."""
     D = n_cols - 1
     s = w[slot(row, D, n_cols, mask)]
     if dense:
