@@ -27,7 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.descent import descend
 from xcbench.tree.label_stats import LabelStats, entry_bytes
-from xcbench.tree.linear import choose_layout, layout_bytes, new_table
+from xcbench.tree.linear import choose_layout, layout_bytes, new_table, weights_only
 
 from . import lomtree_kernels as kernels
 from .inputs import feature_scale, input_bytes, kernel_input
@@ -54,8 +54,8 @@ class LOMTree(Method):
     for the (node, label) pairs seen, E <= N (2 ceil(log2 K) + 2) of them.
 
     Fitted model bytes: 8 S + 44 E' (E' the pairs left at the end) + 88 (2T + 1) + 160
-    (2T + 1) (leaf tables). Peak of ``fit`` beyond X (``estimate_memory``): 24 S (weights
-    and AdaGrad sums, then the kept weights) + 3 x 44 E (a doubling of the statistics) + 88 (2T + 1) + 160 (2T + 1)
+    (2T + 1) (leaf tables). Peak of ``fit`` beyond X (``estimate_memory``): 16 S (weights
+    and AdaGrad sums) + 3 x 44 E (a doubling of the statistics) + 88 (2T + 1) + 160 (2T + 1)
     + 16 nnz + 16 N (CSR copies for the compiled kernels, the row order). No O(K x D) or
     O(K^2) array.
     """
@@ -95,7 +95,7 @@ class LOMTree(Method):
         nodes = 2 * self._n_internal(n_classes) + 1
         pairs = n_samples * _depth_allowance(n_classes)
         touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
-        return int(layout_bytes(nodes, n_features, self.bits, touched, columns=3)
+        return int(layout_bytes(nodes, n_features, self.bits, touched, columns=2)
                    + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 16 * _STORED_TOPK) * nodes
                    + input_bytes(n_samples, nnz))
 
@@ -137,8 +137,7 @@ class LOMTree(Method):
         self.n_internal_, self.n_swaps_ = int(state[0]), int(state[2])
         self.left_, self.right_, self.parent_ = left[:used], right[:used], parent[:used]
         self.row_of_ = row_of[:used]
-        self.weights_ = np.ascontiguousarray(wa[:, 0])  # AdaGrad sums are dropped
-        del wa
+        self.weights_ = weights_only(wa)  # AdaGrad sums are dropped
         stats.shrink()
         self.label_stats_ = stats
         self._leaf_tables()

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.label_stats import LabelStats, entry_bytes
-from xcbench.tree.linear import choose_layout, new_table
+from xcbench.tree.linear import choose_layout, new_table, weights_only
 from xcbench.tree.weights import auto_bits
 
 from . import recall_tree_kernels as kernels
@@ -44,8 +44,8 @@ class RecallTree(Method):
     for the (node, label) pairs seen, E <= N (d + 2).
 
     Fitted model bytes: 8 (S_r + S_s + S_p) + 28 E + n (4 M + 56). Peak of ``fit`` beyond X
-    (``estimate_memory``): 24 (S_r + S_s + S_p) (weights and AdaGrad sums, then the kept
-    weights) + 3 x 28 E (a doubling of the counts) + n (12 M + 64) + 16 nnz + 16 N. No
+    (``estimate_memory``): 16 (S_r + S_s + S_p) (weights and AdaGrad sums)
+    + 3 x 28 E (a doubling of the counts) + n (12 M + 64) + 16 nnz + 16 N. No
     O(K x D) or O(K^2) array.
     """
 
@@ -99,7 +99,7 @@ class RecallTree(Method):
         M, d = self._shape(n_classes)
         n_nodes = 2 ** (d + 1) - 1
         tables = sum(size for size, _ in self._layouts(n_features, nnz, n_classes))
-        return int(24 * tables + 3 * entry_bytes(0) * n_samples * (d + 2)
+        return int(16 * tables + 3 * entry_bytes(0) * n_samples * (d + 2)
                    + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz))
 
     def fit(self, X, y, n_classes=None):
@@ -140,8 +140,7 @@ class RecallTree(Method):
         stats.shrink()
         self.label_stats_ = stats  # per-node label counts (prediction reads only totals)
         self.total_ = stats.node_f  # column 0: examples counted at each node
-        self.router_w_, self.scorer_w_, self.path_w_ = (np.ascontiguousarray(t[:, 0])
-                                                        for t in tables)
+        self.router_w_, self.scorer_w_, self.path_w_ = (weights_only(t) for t in tables)
         return self
 
     def _input(self, X):

@@ -145,3 +145,19 @@ def clear_row(wa, row, n_cols, mask):
 def new_table(size: int) -> np.ndarray:
     """A zeroed (size, 2) training table: weights and AdaGrad sums."""
     return np.zeros((size, 2))
+
+
+@numba.njit(cache=True, nogil=True)
+def _pack_weights(flat, size):
+    for s in range(size):  # slot s moves from 2s to s: never overwrites one still to move
+        flat[s] = flat[2 * s]
+
+
+def weights_only(table: np.ndarray) -> np.ndarray:
+    """The weight column of a (size, 2) training table as a 1-D array, made in place (the
+    AdaGrad sums are dropped and their memory released): no second copy of the weights
+    exists at any time. ``table`` must not be used afterwards."""
+    size = table.shape[0]
+    _pack_weights(table.reshape(-1), size)
+    table.resize((size,), refcheck=False)
+    return table
