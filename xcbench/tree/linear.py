@@ -67,53 +67,41 @@ def dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense):
     return s
 
 
-@numba.njit(cache=True, nogil=True)
-def _accumulate(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr):
-    """Add the squared gradients of the step to the AdaGrad sums; return the change the full
-    step would make to the row's output."""
-    D = n_cols - 1
-    sb = slot(row, D, n_cols, mask)
-    wa[sb, 1] += g * g
-    dh = -lr * g / math.sqrt(wa[sb, 1])
-    if dense:
-        for f in range(D):
-            x = Xd[i, f] * xscale[f]
-            if x != 0.0:
-                s = slot(row, f, n_cols, mask)
-                gf = g * x
-                wa[s, 1] += gf * gf
-                dh -= lr * gf / math.sqrt(wa[s, 1]) * x
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            f = indices[p]
-            x = data[p] * xscale[f]
-            if x != 0.0:
-                s = slot(row, f, n_cols, mask)
-                gf = g * x
-                wa[s, 1] += gf * gf
-                dh -= lr * gf / math.sqrt(wa[s, 1]) * x
+@numba.njit(cache=True, nogil=True, inline="always")
+def _feature_step(wa, s, gf, x, lr, accumulate, step):
+    """One weight's share of a step; returns its change to the output (if accumulating)."""
+    dh = 0.0
+    if accumulate:
+        wa[s, 1] += gf * gf
+        dh = -lr * gf / math.sqrt(wa[s, 1]) * x
+    if step != 0.0:
+        wa[s, 0] -= step * gf / math.sqrt(wa[s, 1])
     return dh
 
 
 @numba.njit(cache=True, nogil=True)
-def _apply(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, step):
-    """w -= step * g * x / sqrt(AdaGrad sum), feature by feature (and the bias)."""
+def _row_pass(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr,
+              accumulate, step):
+    """One pass over row ``row``'s weights for the loss gradient g * x_i: with
+    ``accumulate`` add the squared gradients to the AdaGrad sums, with ``step`` != 0 move
+    each weight by -step * gradient / sqrt(sum). Returns the change a full step of size
+    ``lr`` makes to the output (0 unless accumulating)."""
     D = n_cols - 1
-    sb = slot(row, D, n_cols, mask)
-    wa[sb, 0] -= step * g / math.sqrt(wa[sb, 1])
+    dh = _feature_step(wa, slot(row, D, n_cols, mask), g, 1.0, lr, accumulate, step)
     if dense:
         for f in range(D):
             x = Xd[i, f] * xscale[f]
             if x != 0.0:
-                s = slot(row, f, n_cols, mask)
-                wa[s, 0] -= step * g * x / math.sqrt(wa[s, 1])
+                dh += _feature_step(wa, slot(row, f, n_cols, mask), g * x, x, lr, accumulate,
+                                    step)
     else:
         for p in range(indptr[i], indptr[i + 1]):
             f = indices[p]
             x = data[p] * xscale[f]
             if x != 0.0:
-                s = slot(row, f, n_cols, mask)
-                wa[s, 0] -= step * g * x / math.sqrt(wa[s, 1])
+                dh += _feature_step(wa, slot(row, f, n_cols, mask), g * x, x, lr, accumulate,
+                                    step)
+    return dh
 
 
 @numba.njit(cache=True, nogil=True)
@@ -122,14 +110,20 @@ def adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, de
     """One AdaGrad step of row ``row`` of the (size, 2) training table for the loss gradient
     g * x_i, at current output ``h``. With ``stop_at_target`` the step is shortened so the
     output lands on ``target`` rather than jumping past it (for the absolute loss, in the
-    spirit of VW's importance-invariant updates). Returns the output after the step."""
+    spirit of VW's importance-invariant updates; two passes over the row), else it is one
+    pass. Returns the output after the step."""
     if g == 0.0:
         return h
-    dh = _accumulate(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr)
+    if not stop_at_target:
+        return h + _row_pass(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i,
+                             dense, g, lr, True, lr)
+    dh = _row_pass(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr,
+                   True, 0.0)
     scale = 1.0
-    if stop_at_target and dh != 0.0 and (h + dh - target) * (h - target) < 0.0:
+    if dh != 0.0 and (h + dh - target) * (h - target) < 0.0:
         scale = (target - h) / dh
-    _apply(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, scale * lr)
+    _row_pass(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense, g, lr, False,
+              scale * lr)
     return h + scale * dh
 
 
