@@ -28,7 +28,7 @@ from . import recall_tree_kernels as kernels
 from .inputs import feature_scale, input_bytes, kernel_input
 
 LOSSES = {"squared": 0, "logistic": 1}
-PATH_AUTO_BITS = 24  # "auto" path table: at most 2^24 slots (256 MB while training)
+AUTO_BITS = 24  # "auto" hashes each table into at most 2^24 slots (256 MB while training)
 
 
 class RecallTree(Method):
@@ -37,9 +37,9 @@ class RecallTree(Method):
     Storage, for K classes, D features, depth d (n = 2^(d+1) - 1 nodes), M candidates, N
     rows with nnz stored values: three flat tables (``xcbench.tree.linear``) with S_r slots
     for the 2^d - 1 routers, S_s for the K class scorers (each (rows)(D + 1) direct when
-    that is <= 32M slots, else hashed into 2^bits slots, ``bits="auto"`` about 4 per
-    touched pair and at most 2^26) and S_p hashed slots for the path parameters of the
-    (class, node) pairs (2^bits; "auto": at most 2^24); colliding pairs share a weight (see
+    that is <= 32M slots, else hashed into 2^bits slots, ``bits="auto"``: about 4 per
+    touched pair and at most 2^24) and S_p hashed slots for the path parameters of the
+    (class, node) pairs (2^bits; "auto" as before); colliding pairs share a weight (see
     ``xcbench.tree.weights``); per node its M candidates and their counts; label counts only
     for the (node, label) pairs seen, E <= N (d + 2).
 
@@ -87,9 +87,11 @@ class RecallTree(Method):
     def _layouts(self, n_features, nnz, n_classes):
         """(size, mask) of the router, scorer and path tables."""
         M, d = self._shape(n_classes)
-        routers = choose_layout(2 ** d - 1, n_features, self.bits, touched_pairs=nnz * d)
-        scorers = choose_layout(n_classes, n_features, self.bits, touched_pairs=nnz * M)
-        path_bits = min(PATH_AUTO_BITS, auto_bits(nnz * d)) if self.bits == "auto" else self.bits
+        routers = choose_layout(2 ** d - 1, n_features, self.bits, touched_pairs=nnz * d,
+                                max_auto_bits=AUTO_BITS)
+        scorers = choose_layout(n_classes, n_features, self.bits, touched_pairs=nnz * M,
+                                max_auto_bits=AUTO_BITS)
+        path_bits = min(AUTO_BITS, auto_bits(nnz * d)) if self.bits == "auto" else self.bits
         path = choose_layout(1, n_features, int(path_bits))  # always hashed
         return routers, scorers, path
 
