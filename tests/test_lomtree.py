@@ -54,3 +54,14 @@ def test_depth_statistics_match_routing_after_recycling():
     stats = m.stats()
     cost = m.path_cost(ds.X_test)
     assert 1 <= cost.min() and cost.max() <= stats["depth"] + 1
+
+
+def test_vw_update_learns_better_than_adagrad_on_unscaled_features():
+    ds = xcbench.load_dataset("synthetic-small")
+    scale = np.logspace(-4, 3, ds.X_train.shape[1])  # features of very different scales
+    err = {}
+    for update in ("adagrad", "vw"):
+        m = xcbench.make_method("lomtree", random_state=0, passes=3, normalize=False,
+                                update=update).fit(ds.X_train * scale, ds.y_train)
+        err[update] = float((m.predict(ds.X_test * scale) != ds.y_test).mean())
+    assert err["vw"] < 0.5 and err["vw"] < err["adagrad"]

@@ -14,6 +14,8 @@ import scipy.sparse as sp
 import xcbench
 
 METHODS = {"lomtree": {"passes": 2}, "recall_tree": {"passes": 2}}
+CASES = [("lomtree", {"passes": 2}), ("lomtree", {"passes": 2, "update": "vw"}),
+         ("recall_tree", {"passes": 2})]
 
 
 def _sparse_problem(n, n_classes, n_features, seed=0):
@@ -29,10 +31,10 @@ def _sparse_problem(n, n_classes, n_features, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize("name", METHODS)
-def test_csr_and_dense_inputs_fit_the_same_model(name):
+@pytest.mark.parametrize("name, params", CASES)
+def test_csr_and_dense_inputs_fit_the_same_model(name, params):
     X, y = _sparse_problem(600, 20, 300)
-    fits = [xcbench.make_method(name, random_state=3, **METHODS[name]).fit(A, y, n_classes=20)
+    fits = [xcbench.make_method(name, random_state=3, **params).fit(A, y, n_classes=20)
             for A in (X, X.toarray())]
     for A in (X[:200], X[:200].toarray()):
         a, b = (m.predict_topk(A, 3) for m in fits)
@@ -64,16 +66,16 @@ def test_bad_hyperparameters_are_refused_before_fitting(name, bad):
         m.estimate_memory(100, 10, 500, 5)
 
 
-@pytest.mark.parametrize("name", METHODS)
+@pytest.mark.parametrize("name, params", CASES)
 @pytest.mark.parametrize("shape", [(3000, 200, 5000, "sparse"), (2000, 26, 16, "dense"),
                                    (4000, 2000, 60000, "sparse")])
-def test_memory_estimate_bounds_the_measured_peak(name, shape):
+def test_memory_estimate_bounds_the_measured_peak(name, params, shape):
     n, k, d, kind = shape
     X, y = _sparse_problem(n, k, d)
     if kind == "dense":
         X = X.toarray()
     nnz = X.nnz if kind == "sparse" else X.size
-    m = xcbench.make_method(name, random_state=0, **METHODS[name])
+    m = xcbench.make_method(name, random_state=0, **params)
     m.fit(X, y, n_classes=k)  # every compiled path loaded before measuring
     tracemalloc.start()
     m.fit(X, y, n_classes=k)

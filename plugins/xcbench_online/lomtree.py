@@ -3,9 +3,11 @@ Langford 2015), with the recycling (swap) of small leaves. See ALGORITHMS.md sec
 
 Choices, as parameters: ``max_internal`` T (default K-1, VW's fixed value), swap
 resistance ``swap_resistance`` RS (default 4, VW's), node regressors trained online with
-AdaGrad steps of size ``lr`` on the ``loss`` ``"absolute"`` (median regression, VW's
-forced choice) or ``"squared"``, ``passes`` over the data shuffled each pass, and with
-``normalize`` each feature divided by its largest training magnitude (the scale-invariance
+AdaGrad steps of size ``lr`` (``update="adagrad"``) or VW's own adaptive, normalized,
+importance-invariant update (``update="vw"``, ``xcbench.tree.vw_update``; ``normalize``
+is then ignored) on the ``loss`` ``"absolute"`` (median regression, VW's forced choice) or
+``"squared"``, ``passes`` over the data shuffled each pass, and with ``normalize`` (AdaGrad
+only) each feature divided by its largest training magnitude (the scale-invariance
 VW's normalized updates give; measured on aloi27d-438, whose histogram bins span 1e-6..1,
 it is the difference between near-chance routing and VW-level accuracy). Differences
 from VW's log_multi, on purpose: a recycled node starts with a fresh (zero) regressor (VW
@@ -28,6 +30,7 @@ from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.descent import descend
 from xcbench.tree.label_stats import LabelStats, entry_bytes
 from xcbench.tree.linear import choose_layout, layout_bytes, new_table, weights_only
+from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
 from .inputs import feature_scale, input_bytes, kernel_input
@@ -55,9 +58,9 @@ class LOMTree(Method):
 
     Fitted model bytes: 8 S + 44 E' (E' the pairs left at the end) + 88 (2T + 1) + 160
     (2T + 1) (leaf tables). Peak of ``fit`` beyond X (``estimate_memory``): 16 S (weights
-    and AdaGrad sums) + 3 x 44 E (a doubling of the statistics) + 88 (2T + 1) + 160 (2T + 1)
-    + 16 nnz + 16 N (CSR copies for the compiled kernels, the row order). No O(K x D) or
-    O(K^2) array.
+    and AdaGrad sums; 24 S with ``update="vw"``, which adds a normalizer) + 3 x 44 E (a
+    doubling of the statistics) + 88 (2T + 1) + 160 (2T + 1) + 16 nnz + 16 N (CSR copies
+    for the compiled kernels, the row order). No O(K x D) or O(K^2) array.
     """
 
     _parameter_constraints = {
@@ -67,18 +70,20 @@ class LOMTree(Method):
         "loss": [StrOptions(set(LOSSES))],
         "passes": [Interval(Integral, 1, None, closed="left")],
         "normalize": ["boolean"],
+        "update": [StrOptions({"adagrad", "vw"})],
         "bits": [StrOptions({"auto"}), Interval(Integral, 16, 30, closed="both")],
         "random_state": ["random_state"],
     }
 
     def __init__(self, max_internal=None, swap_resistance=4.0, lr=1.0, loss="absolute",
-                 passes=5, normalize=True, bits="auto", random_state=None):
+                 passes=5, normalize=True, update="adagrad", bits="auto", random_state=None):
         self.max_internal = max_internal
         self.swap_resistance = swap_resistance
         self.lr = lr
         self.loss = loss
         self.passes = passes
         self.normalize = normalize
+        self.update = update
         self.bits = bits
         self.random_state = random_state
 
@@ -95,7 +100,8 @@ class LOMTree(Method):
         nodes = 2 * self._n_internal(n_classes) + 1
         pairs = n_samples * _depth_allowance(n_classes)
         touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
-        return int(layout_bytes(nodes, n_features, self.bits, touched, columns=2)
+        columns = 3 if self.update == "vw" else 2
+        return int(layout_bytes(nodes, n_features, self.bits, touched, columns=columns)
                    + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 16 * _STORED_TOPK) * nodes
                    + input_bytes(n_samples, nnz))
 
@@ -109,7 +115,7 @@ class LOMTree(Method):
         nnz = X.nnz if hasattr(X, "nnz") else X.size
         size, self.mask_ = self._layout(cap, D, nnz, K)
         self.n_cols_ = D + 1
-        wa = new_table(size)
+        wa, gd = new_vw_table(size) if self.update == "vw" else (new_table(size), np.zeros(2))
         left = np.full(cap, -1, dtype=np.int64)
         right = np.full(cap, -1, dtype=np.int64)
         parent = np.full(cap, -1, dtype=np.int64)
@@ -120,7 +126,8 @@ class LOMTree(Method):
         # internal nodes, nodes used, swaps, deepest leaf, next fresh row id
         state = np.array([0, 1, 0, 0, cap], dtype=np.int64)
         rng = np.random.default_rng(self.random_state)
-        self.feature_scale_ = feature_scale(X) if self.normalize else np.ones(D)
+        scale = self.normalize and self.update == "adagrad"  # VW's update normalizes itself
+        self.feature_scale_ = feature_scale(X) if scale else np.ones(D)
         Xd, indptr, indices, data, dense = kernel_input(X)
         for _ in range(int(self.passes)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
@@ -130,7 +137,7 @@ class LOMTree(Method):
                                        E, row_of, wa, self.n_cols_, self.mask_,
                                        self.feature_scale_, Xd, indptr, indices, data, dense,
                                        T, float(self.swap_resistance), float(self.lr),
-                                       LOSSES[self.loss])
+                                       LOSSES[self.loss], gd)
                 if t < len(order):
                     stats.grow(int(state[3]) + 3)
         used = int(state[1])

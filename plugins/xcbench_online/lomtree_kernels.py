@@ -13,6 +13,7 @@ import numpy as np
 
 from xcbench.tree import label_stats as ls
 from xcbench.tree.linear import adagrad_step, clear_row, dot
+from xcbench.tree.vw_update import ABSOLUTE, SQUARED, vw_step
 
 _jit = numba.njit(cache=True, nogil=True)
 _M, _N = 1, 2  # aux columns of the label statistics: score sum, score count
@@ -64,10 +65,13 @@ def _smallest_leaf(left, right, C):
 @_jit
 def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of, wa, n_cols,
                mask, xscale, Xd, indptr, indices, data, dense, max_internal, swap_resistance,
-               lr, loss):
+               lr, loss, gd):
     """One online pass over rows ``order[start:]``. ``state`` holds [internal nodes, nodes in
-    use, swaps done, deepest leaf reached, next fresh row id]. Returns the position reached:
-    ``len(order)``, or earlier when the label statistics need to grow first."""
+    use, swaps done, deepest leaf reached, next fresh row id]. ``wa`` is a (size, 2) AdaGrad
+    table, or a (size, 3) table with ``gd`` its state for VW's update
+    (``xcbench.tree.vw_update``). Returns the position reached: ``len(order)``, or earlier
+    when the label statistics need to grow first."""
+    vw = wa.shape[1] == 3
     ent_f, node_i, node_f = stats[2], stats[3], stats[4]
     w = wa[:, 0]
     for t in range(start, order.shape[0]):
@@ -89,9 +93,13 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
                 target = -1.0 if E_j > e_y else 1.0
                 row = row_of[j]
                 h = dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense)
-                g = _loss_grad(h, target, loss)
-                h = adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data, i,
-                                 dense, g, lr, h, target, loss == 1)
+                if vw:
+                    h = vw_step(wa, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense,
+                                SQUARED if loss == 0 else ABSOLUTE, h, target, lr)
+                else:
+                    g = _loss_grad(h, target, loss)
+                    h = adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data,
+                                     i, dense, g, lr, h, target, loss == 1)
                 ent_f[e, _M] += h
                 ent_f[e, _N] += 1.0
                 E[j, 0] += h

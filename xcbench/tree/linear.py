@@ -142,16 +142,16 @@ def new_table(size: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _pack_weights(flat, size):
-    for s in range(size):  # slot s moves from 2s to s: never overwrites one still to move
-        flat[s] = flat[2 * s]
+def _pack_weights(flat, size, n_columns):
+    for s in range(size):  # slot s moves from n_columns * s to s: never over one to move
+        flat[s] = flat[n_columns * s]
 
 
 def weights_only(table: np.ndarray) -> np.ndarray:
-    """The weight column of a (size, 2) training table as a 1-D array, made in place (the
-    AdaGrad sums are dropped and their memory released): no second copy of the weights
-    exists at any time. ``table`` must not be used afterwards."""
-    size = table.shape[0]
-    _pack_weights(table.reshape(-1), size)
+    """The weight column (column 0) of a (size, c) training table as a 1-D array, made in
+    place (the other columns are dropped and their memory released): no second copy of the
+    weights exists at any time. ``table`` must not be used afterwards."""
+    size, n_columns = table.shape
+    _pack_weights(table.reshape(-1), size, n_columns)
     table.resize((size,), refcheck=False)
     return table
