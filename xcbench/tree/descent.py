@@ -1,24 +1,12 @@
 """Compiled descent of a binary tree of linear routers: node j's router is row
 ``row_of[j]`` of a flat table (``xcbench.tree.linear``); an example goes right iff the
 router's output is >= 0. Children are explicit arrays (``left[j] == -1`` at a leaf), so
-trees whose node ids are recycled (LOMtree) and complete trees in heap order (Recall Tree,
-``heap_children``) descend the same way."""
+trees whose node ids are recycled (LOMtree) descend like any other."""
 import numba
-import numpy as np
 
 from .linear import dot
 
 _jit = numba.njit(cache=True, nogil=True)
-
-
-def heap_children(n_nodes: int):
-    """(left, right) arrays of a complete binary tree in heap order (children of n are
-    2n+1 and 2n+2; -1 beyond the last node)."""
-    ids = np.arange(n_nodes, dtype=np.int64)
-    left, right = 2 * ids + 1, 2 * ids + 2
-    left[left >= n_nodes] = -1
-    right[right >= n_nodes] = -1
-    return left, right
 
 
 @_jit
