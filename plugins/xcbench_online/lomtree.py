@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.descent import descend
-from xcbench.tree.label_stats import LabelStats, entry_bytes
+from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, layout_bytes, new_table, weights_only
 from xcbench.tree.vw_update import new_vw_table
 
@@ -41,12 +41,6 @@ _STORED_TOPK = 10
 _NODE_BYTES = 88  # per node: 5 int64 arrays (tree, C, row ids), E (2 floats), stats heads
 
 
-def _depth_allowance(n_classes: int) -> int:
-    """Nodes on an example's path assumed by the memory estimate: 2 ceil(log2 K) + 2
-    (LOMtree trees are about log-depth, not perfectly balanced)."""
-    return 2 * math.ceil(math.log2(max(n_classes, 2))) + 2
-
-
 class LOMTree(Method):
     """Online logarithmic-time multiclass tree (LOMtree).
 
@@ -55,7 +49,8 @@ class LOMTree(Method):
     slots, S = (2T + 1)(D + 1) (direct) when that is <= 32M slots, else 2^bits hashed slots
     (``bits="auto"``: about 4 slots per (node, feature) pair an input touches, at most 2^26;
     colliding pairs share a weight, see ``xcbench.tree.weights``); label statistics only
-    for the (node, label) pairs seen, E <= N (2 ceil(log2 K) + 2) of them.
+    for the (node, label) pairs seen, E of them, estimated as N (ceil(L / 2) + 2) with
+    L = ceil(log2 K) (``xcbench.tree.label_stats.pairs_allowance``: >= 4x what was measured).
 
     Fitted model bytes: 8 S + 44 E' (E' the pairs left at the end) + 88 (2T + 1) + 160
     (2T + 1) (leaf tables). Peak of ``fit`` beyond X (``estimate_memory``): 16 S (weights
@@ -99,7 +94,7 @@ class LOMTree(Method):
         """Upper estimate of fit's peak bytes beyond X (formula in the class docstring)."""
         self._validate_params()
         nodes = 2 * self._n_internal(n_classes) + 1
-        pairs = n_samples * _depth_allowance(n_classes)
+        pairs = pairs_allowance(n_samples, math.ceil(math.log2(max(n_classes, 2))))
         touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
         columns = 3 if self.update == "vw" else 2
         return int(layout_bytes(nodes, n_features, self.bits, touched, columns=columns)

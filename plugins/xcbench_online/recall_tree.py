@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
-from xcbench.tree.label_stats import LabelStats, entry_bytes
+from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, new_table, weights_only
 from xcbench.tree.weights import auto_bits
 
@@ -41,7 +41,8 @@ class RecallTree(Method):
     touched pair and at most 2^24) and S_p hashed slots for the path parameters of the
     (class, node) pairs (2^bits; "auto" as before); colliding pairs share a weight (see
     ``xcbench.tree.weights``); per node its M candidates and their counts; label counts only
-    for the (node, label) pairs seen, E <= N (d + 2).
+    for the (node, label) pairs seen, E, estimated as N (ceil(d / 2) + 2)
+    (``xcbench.tree.label_stats.pairs_allowance``).
 
     Fitted model bytes: 8 (S_r + S_s + S_p) + 28 E + n (4 M + 56). Peak of ``fit`` beyond X
     (``estimate_memory``): 16 (S_r + S_s + S_p) (weights and AdaGrad sums)
@@ -101,7 +102,7 @@ class RecallTree(Method):
         M, d = self._shape(n_classes)
         n_nodes = 2 ** (d + 1) - 1
         tables = sum(size for size, _ in self._layouts(n_features, nnz, n_classes))
-        return int(16 * tables + 3 * entry_bytes(0) * n_samples * (d + 2)
+        return int(16 * tables + 3 * entry_bytes(0) * pairs_allowance(n_samples, d)
                    + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz))
 
     def fit(self, X, y, n_classes=None):

@@ -23,6 +23,8 @@ entries and return to Python when it is False; ``LabelStats.grow`` then doubles 
 """
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -33,6 +35,15 @@ _NODE, _LABEL, _NEXT = 0, 1, 2
 _HEAD, _DISTINCT = 0, 1
 _TOTAL, _MAX = 0, 1
 SLOT_BYTES = 4  # per hash slot (int32)
+
+
+def pairs_allowance(n_samples: int, path_length: int) -> int:
+    """Distinct (node, label) pairs a tree trained on ``n_samples`` rows is assumed to hold
+    for memory estimates: n_samples (ceil(path_length / 2) + 2). A row adds at most one pair
+    per node on its path, but rows of a label mostly share a path: LOMtree and Recall Tree
+    held 0.1-2.3 pairs per row on letter, aloi27d and synthetic-sparse-1k/10k/100k, and
+    this allows 4-6 at K = 1e3 and 10 at K = 1e5."""
+    return int(n_samples) * (math.ceil(path_length / 2) + 2)
 
 
 def entry_bytes(n_aux: int) -> int:
