@@ -31,7 +31,8 @@ def test_never_splits_or_recycles_into_a_pure_node():
     assert m.n_swaps_ > 0
     internal = np.nonzero(m.left_ >= 0)[0]
     # a node becomes internal only after it has seen two distinct labels
-    assert all(np.count_nonzero(m.leaf_counts_[j]) >= 2 for j in internal)
+    distinct = m.label_stats_.distinct()
+    assert all(distinct[j] >= 2 for j in internal)
 
 
 def test_more_passes_learn_more():
@@ -50,6 +51,17 @@ def test_log_proba_is_the_leaf_frequency():
 def test_depth_statistics_match_routing_after_recycling():
     ds, m = _fit(max_internal=20, passes=5, swap_resistance=0.0)
     assert m.n_swaps_ > 0  # node ids no longer follow the tree order
-    m.predict_topk(ds.X_test, 1)
     stats = m.stats()
-    assert stats["nodes_per_prediction"] <= stats["depth"]
+    cost = m.path_cost(ds.X_test)
+    assert 1 <= cost.min() and cost.max() <= stats["depth"] + 1
+
+
+def test_vw_update_learns_better_than_adagrad_on_unscaled_features():
+    ds = xcbench.load_dataset("synthetic-small")
+    scale = np.logspace(-4, 3, ds.X_train.shape[1])  # features of very different scales
+    err = {}
+    for update in ("adagrad", "vw"):
+        m = xcbench.make_method("lomtree", random_state=0, passes=3, normalize=False,
+                                update=update).fit(ds.X_train * scale, ds.y_train)
+        err[update] = float((m.predict(ds.X_test * scale) != ds.y_test).mean())
+    assert err["vw"] < 0.5 and err["vw"] < err["adagrad"]

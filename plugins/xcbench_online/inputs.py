@@ -1,24 +1,33 @@
-"""Feature matrices in the form the compiled online learners read."""
+"""Feature matrices in the form the compiled online learners read, and the per-feature
+scaling they apply on the fly."""
+import numba
 import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input  # noqa: F401  (re-exported for the plugins)
 
 
+@numba.njit(cache=True)
+def _column_abs_max(indices, data, n_features):
+    top = np.zeros(n_features)
+    for p in range(indices.shape[0]):
+        v = abs(data[p])
+        if v > top[indices[p]]:
+            top[indices[p]] = v
+    return top
+
+
 def feature_scale(X) -> np.ndarray:
     """1 / max |x_f| per feature (1 for all-zero features): the per-feature scaling that
-    makes online steps scale-invariant, as VW's normalized updates do."""
+    makes online steps scale-invariant, as VW's normalized updates do. No copy of X."""
     if sp.issparse(X):
-        top = np.asarray(abs(X).max(axis=0).todense()).ravel()
+        top = _column_abs_max(X.indices, X.data, X.shape[1])
     else:
         top = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
     return np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 1.0)
 
 
-def scaled(X, scale):
-    """X with each feature multiplied by ``scale`` (a copy; CSR stays CSR)."""
-    if scale is None:
-        return X
-    if sp.issparse(X):
-        return sp.csr_matrix(X.multiply(scale[None, :]))
-    return X * scale
+def input_bytes(n_samples: int, nnz: int) -> int:
+    """Upper bound of the bytes ``kernel_input`` copies: int64 indices and float64 values of
+    a CSR matrix, its row pointers, and a shuffled row order."""
+    return 16 * int(nnz) + 16 * (int(n_samples) + 1)

@@ -3,11 +3,14 @@ Langford 2015), with the recycling (swap) of small leaves. See ALGORITHMS.md sec
 
 Choices, as parameters: ``max_internal`` T (default K-1, VW's fixed value), swap
 resistance ``swap_resistance`` RS (default 4, VW's), node regressors trained online with
-AdaGrad steps of size ``lr`` on the ``loss`` ``"absolute"`` (median regression, VW's
-forced choice) or ``"squared"``, ``passes`` over the data shuffled each pass, and with
-``normalize`` each feature divided by its largest training magnitude (the scale-invariance
-VW's normalized updates give; measured on aloi27d-438, whose histogram bins span 1e-6..1,
-it is the difference between near-chance routing and VW-level accuracy). Differences
+VW's own adaptive, normalized, importance-invariant update of rate ``lr`` (``update="vw"``,
+the default, ``xcbench.tree.vw_update``; ``normalize`` is then ignored; on aloi27d it
+took top-1 error from 65% to 48%) or AdaGrad steps of size ``lr`` (``update="adagrad"``),
+on the ``loss`` ``"absolute"`` (median regression, VW's forced choice) or ``"squared"``,
+``passes`` over the data shuffled each pass, and with ``normalize`` (AdaGrad only) each
+feature divided by its largest training magnitude (the scale-invariance VW's normalized
+updates give; measured on aloi27d-438, whose histogram bins span 1e-6..1, it is the
+difference between near-chance routing and VW-level accuracy). Differences
 from VW's log_multi, on purpose: a recycled node starts with a fresh (zero) regressor (VW
 reuses stale weights); a swap whose smallest leaf hangs under the root is skipped (VW
 leaves it unhandled).
@@ -18,88 +21,146 @@ never saw get probability 0 (-inf), which perplexity-with-coverage reports as un
 """
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.descent import descend
+from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
+from xcbench.tree.linear import choose_layout, layout_bytes, new_table, weights_only
+from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
-from .inputs import feature_scale, kernel_input, scaled
+from .inputs import feature_scale, input_bytes, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
 _STORED_TOPK = 10
+_NODE_BYTES = 88  # per node: 5 int64 arrays (tree, C, row ids), E (2 floats), stats heads
 
 
 class LOMTree(Method):
-    """Online logarithmic-time multiclass tree (LOMtree)."""
+    """Online logarithmic-time multiclass tree (LOMtree).
+
+    Storage, for K classes, D features, T internal nodes (2T + 1 node slots), N rows with
+    nnz stored values: node regressors in one flat table (``xcbench.tree.linear``) of S
+    slots, S = (2T + 1)(D + 1) (direct) when that is <= 32M slots, else 2^bits hashed slots
+    (``bits="auto"``: about 4 slots per (node, feature) pair an input touches, at most 2^26;
+    colliding pairs share a weight, see ``xcbench.tree.weights``); label statistics only
+    for the (node, label) pairs seen, E of them, estimated as N (ceil(L / 2) + 2) with
+    L = ceil(log2 K) (``xcbench.tree.label_stats.pairs_allowance``: >= 4x what was measured).
+
+    Fitted model bytes: 8 S + 44 E' (E' the pairs left at the end) + 88 (2T + 1) + 160
+    (2T + 1) (leaf tables). Peak of ``fit`` beyond X (``estimate_memory``): 16 S (weights
+    and AdaGrad sums; 24 S with ``update="vw"``, which adds a normalizer) + 3 x 44 E (a
+    doubling of the statistics) + 88 (2T + 1) + 160 (2T + 1) + 16 nnz + 16 N (CSR copies
+    for the compiled kernels, the row order). No O(K x D) or O(K^2) array.
+    """
+
+    _parameter_constraints = {
+        "max_internal": [Interval(Integral, 1, None, closed="left"), None],
+        "swap_resistance": [Interval(Real, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "loss": [StrOptions(set(LOSSES))],
+        "passes": [Interval(Integral, 1, None, closed="left")],
+        "normalize": ["boolean"],
+        "update": [StrOptions({"adagrad", "vw"})],
+        "bits": [StrOptions({"auto"}), Interval(Integral, 16, 30, closed="both")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, max_internal=None, swap_resistance=4.0, lr=1.0, loss="absolute",
-                 passes=5, normalize=True, random_state=None):
+                 passes=5, normalize=True, update="vw", bits="auto", random_state=None):
         self.max_internal = max_internal
         self.swap_resistance = swap_resistance
         self.lr = lr
         self.loss = loss
         self.passes = passes
         self.normalize = normalize
+        self.update = update
+        self.bits = bits
         self.random_state = random_state
 
+    def _n_internal(self, n_classes):
+        return int(self.max_internal) if self.max_internal is not None else max(n_classes - 1, 1)
+
+    def _layout(self, n_nodes, n_features, nnz, n_classes):
+        touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
+        return choose_layout(n_nodes, n_features, self.bits, touched_pairs=touched)
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Upper estimate of fit's peak bytes beyond X (formula in the class docstring)."""
+        self._validate_params()
+        nodes = 2 * self._n_internal(n_classes) + 1
+        pairs = pairs_allowance(n_samples, math.ceil(math.log2(max(n_classes, 2))))
+        touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
+        columns = 3 if self.update == "vw" else 2
+        return int(layout_bytes(nodes, n_features, self.bits, touched, columns=columns)
+                   + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 16 * _STORED_TOPK) * nodes
+                   + input_bytes(n_samples, nnz))
+
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         X = check_X(X)
-        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {self.loss!r}")
-        self.n_features_in_ = X.shape[1]
-        T = int(self.max_internal) if self.max_internal is not None else max(self.n_classes_ - 1, 1)
-        if T < 1:
-            raise ValueError(f"max_internal must be >= 1, got {T}")
-        cap, K, D = 2 * T + 1, self.n_classes_, X.shape[1]
+        y, K = check_labels(y, X.shape[0], n_classes)
+        self.n_classes_, self.n_features_in_ = K, X.shape[1]
+        T = self._n_internal(K)
+        cap, D = 2 * T + 1, X.shape[1]
+        nnz = X.nnz if hasattr(X, "nnz") else X.size
+        size, self.mask_ = self._layout(cap, D, nnz, K)
+        self.n_cols_ = D + 1
+        wa, gd = new_vw_table(size) if self.update == "vw" else (new_table(size), np.zeros(2))
         left = np.full(cap, -1, dtype=np.int64)
         right = np.full(cap, -1, dtype=np.int64)
         parent = np.full(cap, -1, dtype=np.int64)
         C = np.zeros(cap, dtype=np.int64)
-        distinct = np.zeros(cap, dtype=np.int64)
-        l = np.zeros((cap, K), dtype=np.int32)
-        m = np.zeros((cap, K), dtype=np.float64)
-        n = np.zeros((cap, K), dtype=np.int32)
-        E_sum, E_cnt = np.zeros(cap), np.zeros(cap, dtype=np.int64)
-        W, b = np.zeros((cap, D)), np.zeros(cap)
-        G, Gb = np.zeros((cap, D)), np.zeros(cap)
-        state = np.array([0, 1, 0], dtype=np.int64)  # internal nodes, nodes used, swaps
+        E = np.zeros((cap, 2))
+        row_of = np.arange(cap, dtype=np.int64)
+        stats = LabelStats(cap, n_aux=2, capacity=min(4 * X.shape[0] + 64, 1 << 16))
+        # internal nodes, nodes used, swaps, deepest leaf, next fresh row id
+        state = np.array([0, 1, 0, 0, cap], dtype=np.int64)
         rng = np.random.default_rng(self.random_state)
-        self.feature_scale_ = feature_scale(X) if self.normalize else None
-        Xd, indptr, indices, data, dense = kernel_input(scaled(X, self.feature_scale_))
+        scale = self.normalize and self.update == "adagrad"  # VW's update normalizes itself
+        self.feature_scale_ = feature_scale(X) if scale else np.ones(D)
+        Xd, indptr, indices, data, dense = kernel_input(X)
         for _ in range(int(self.passes)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
-            kernels.train_pass(order, y, state, left, right, parent, C, distinct, l, m, n,
-                               E_sum, E_cnt, W, b, G, Gb, Xd, indptr, indices, data, dense,
-                               T, float(self.swap_resistance), float(self.lr),
-                               LOSSES[self.loss])
+            t = 0
+            while t < len(order):
+                t = kernels.train_pass(order, t, y, state, left, right, parent, C, stats.parts,
+                                       E, row_of, wa, self.n_cols_, self.mask_,
+                                       self.feature_scale_, Xd, indptr, indices, data, dense,
+                                       T, float(self.swap_resistance), float(self.lr),
+                                       LOSSES[self.loss], gd)
+                if t < len(order):
+                    stats.grow(int(state[3]) + 3)
         used = int(state[1])
         self.n_internal_, self.n_swaps_ = int(state[0]), int(state[2])
         self.left_, self.right_, self.parent_ = left[:used], right[:used], parent[:used]
-        # fold the feature scaling into the weights: prediction reads raw X
-        self.coef_ = W[:used] * (self.feature_scale_ if self.normalize else 1.0)
-        self.intercept_ = b[:used]
-        self._leaf_tables(l[:used])
+        self.row_of_ = row_of[:used]
+        self.weights_ = weights_only(wa)  # AdaGrad sums are dropped
+        stats.shrink()
+        self.label_stats_ = stats
+        self._leaf_tables()
         return self
 
-    def _leaf_tables(self, counts):
-        """Per node: label distribution used for prediction (own counts, or the nearest
-        ancestor's when the node saw none), its top labels and support size."""
-        source = np.arange(len(self.left_))
+    def _leaf_tables(self):
+        """Per node: the node whose label counts it predicts with (its own, or the nearest
+        ancestor's when it saw none), its top labels and log frequencies, support size."""
+        totals = self.label_stats_.totals()
+        source = np.arange(len(self.left_), dtype=np.int64)
         for j in self._top_down():  # recycling reuses ids, so walk the tree from the root
-            if counts[j].sum() == 0 and self.parent_[j] >= 0:
+            if totals[j] == 0 and self.parent_[j] >= 0:
                 source[j] = source[self.parent_[j]]
-        dist = counts[source].astype(np.float64)
-        totals = dist.sum(axis=1, keepdims=True)
-        self.leaf_counts_ = counts[source]  # int32 counts, used for log_proba
-        self.leaf_totals_ = np.maximum(totals.ravel(), 1.0)
+        self.source_ = source
         k = min(_STORED_TOPK, self.n_classes_)
-        order = np.argsort(-dist, axis=1, kind="stable")[:, :k]
-        top = np.take_along_axis(dist, order, axis=1)
-        self.top_labels_ = np.where(top > 0, order, -1)
-        with np.errstate(divide="ignore"):
-            self.top_logp_ = np.log(top / self.leaf_totals_[:, None])
-        self.support_ = np.count_nonzero(dist, axis=1)
+        self.top_labels_ = np.full((len(source), k), -1, dtype=np.int64)
+        self.top_logp_ = np.full((len(source), k), -np.inf)
+        kernels.leaf_tables(self.label_stats_.parts, source, k, self.top_labels_,
+                            self.top_logp_)
+        self.support_ = self.label_stats_.distinct()[source]
 
     def _top_down(self) -> list[int]:
         """Node ids with every parent before its children (depth-first from the root)."""
@@ -111,41 +172,46 @@ class LOMTree(Method):
                 queue += [int(self.left_[j]), int(self.right_[j])]
         return order
 
-    def _route(self, X):
+    def _descend(self, X):
+        """(leaf, depth) of each row: pure, the model is not changed."""
         X = check_X(X, self.n_features_in_)
         Xd, indptr, indices, data, dense = kernel_input(X)
         leaf = np.empty(X.shape[0], dtype=np.int64)
         depth = np.empty(X.shape[0], dtype=np.int64)
-        kernels.route(self.left_, self.right_, self.coef_, self.intercept_, Xd, indptr,
-                      indices, data, dense, X.shape[0], leaf, depth)
-        self.last_mean_depth_ = float(depth.mean()) if len(depth) else 0.0
-        return leaf
+        descend(self.left_, self.right_, self.row_of_, self.weights_, self.n_cols_, self.mask_,
+                self.feature_scale_, Xd, indptr, indices, data, dense, X.shape[0], leaf, depth)
+        return leaf, depth
+
+    def apply(self, X):
+        """Leaf node id each row reaches, (n,) int64."""
+        return self._descend(X)[0]
+
+    def path_cost(self, X):
+        """Regressors evaluated per row (its leaf's depth) + 1 leaf table read, (n,) float."""
+        return self._descend(X)[1].astype(np.float64) + 1.0
 
     def predict_topk(self, X, k=1):
-        leaf = self._route(X)
+        leaf = self.apply(X)
         n = len(leaf)
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         kk = min(k, self.top_labels_.shape[1])
         labels[:, :kk] = self.top_labels_[leaf, :kk]
         scores[:, :kk] = self.top_logp_[leaf, :kk]
-        if k > kk:  # rarely needed: rank the rest of each leaf's labels on the fly
-            for i, j in enumerate(leaf):
-                counts = self.leaf_counts_[j]
-                order = np.argsort(-counts, kind="stable")[:k]
-                seen = order[counts[order] > 0]
-                labels[i, :len(seen)] = seen
-                scores[i, :len(seen)] = np.log(counts[seen] / self.leaf_totals_[j])
+        if k > kk:  # rarely needed: rank all of each leaf's labels
+            kernels.leaf_tables(self.label_stats_.parts, self.source_[leaf],
+                                min(k, self.n_classes_), labels, scores)
         return labels, scores
 
     def log_proba(self, X, y):
-        leaf = self._route(X)
+        leaf = self.apply(X)
         y, _ = check_labels(y, len(leaf), self.n_classes_)
-        with np.errstate(divide="ignore"):
-            return np.log(self.leaf_counts_[leaf, y] / self.leaf_totals_[leaf])
+        out = np.empty(len(leaf))
+        kernels.leaf_log_freq(self.label_stats_.parts, self.source_, leaf, y, out)
+        return out
 
     def support_size(self, X):
-        return np.maximum(self.support_[self._route(X)], 1)
+        return np.maximum(self.support_[self.apply(X)], 1)
 
     def stats(self):
         leaves = np.nonzero(self.left_ < 0)[0]
@@ -153,17 +219,19 @@ class LOMTree(Method):
         for j in self._top_down():
             if self.parent_[j] >= 0:
                 depth[j] = depth[self.parent_[j]] + 1
-        internal = self.left_ >= 0
+        n_weights = int(np.count_nonzero(self.weights_))
         return {
-            "n_params": int(internal.sum() * (self.coef_.shape[1] + 1) + leaves.size),
-            "bytes": int(internal.sum() * (self.coef_.shape[1] + 1) * 8 + leaves.size * 8
-                         + self.left_.nbytes * 3),
+            "n_params": n_weights + self.label_stats_.n_entries,
+            "bytes": int(self.weights_.nbytes + self.label_stats_.nbytes
+                         + self.top_labels_.nbytes + self.top_logp_.nbytes
+                         + 5 * self.left_.nbytes),
+            "weight_bits": 0 if self.mask_ < 0 else int(self.mask_).bit_length(),  # 0: direct
             "depth": int(depth[leaves].max()) if leaves.size else 0,
             "depth_mean": float(depth[leaves].mean()) if leaves.size else 0.0,
             "leaves": int(leaves.size),
             "internal_nodes": int(self.n_internal_),
             "swaps": int(self.n_swaps_),
+            "label_pairs": int(self.label_stats_.n_entries),
             "classes_per_leaf_mean": float(self.support_[leaves].mean()) if leaves.size else 0.0,
             "classes_per_leaf_max": int(self.support_[leaves].max()) if leaves.size else 0,
-            "nodes_per_prediction": float(getattr(self, "last_mean_depth_", 0.0)),
         }

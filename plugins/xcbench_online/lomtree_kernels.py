@@ -1,62 +1,34 @@
-"""Compiled LOMtree (Choromanska & Langford 2015, Algorithm 1): online training pass and
-routing. Node arrays have a fixed capacity of 2T+1 nodes; node 0 is the root.
+"""Compiled LOMtree (Choromanska & Langford 2015, Algorithm 1): the online training pass and
+the leaf tables. Node arrays have a fixed capacity of 2T+1 nodes; node 0 is the root.
 
 State per node j: ``left``/``right`` children (-1 at a leaf), ``parent``; a linear
-regressor (row j of ``W``, ``b``) used while j is internal; per-class score sums ``m``,
-counts ``n`` (so e_j(y) = m/n) and label counts ``l``; the score sum/count giving E_j;
-``C`` (leaf: examples that ended there; internal: min over its subtree's leaves) and the
-number of distinct labels seen.
+regressor, row ``row_of[j]`` of a flat table (``xcbench.tree.linear``), used while j is
+internal; in sparse label statistics (``xcbench.tree.label_stats``, aux columns 1: score
+sum m, 2: score count n) per label seen at j its count l, m and n, so e_j(y) = m/n;
+``E[j]`` = (score sum, count) giving E_j; ``C`` (leaf: examples that ended there; internal:
+min over its subtree's leaves).
 """
-import math
-
 import numba
 import numpy as np
 
-from xcbench.kernels import row_score as _dot
+from xcbench.tree import label_stats as ls
+from xcbench.tree.linear import adagrad_step, clear_row, dot
+from xcbench.tree.vw_update import ABSOLUTE, SQUARED, vw_step
 
 _jit = numba.njit(cache=True, nogil=True)
+_M, _N = 1, 2  # aux columns of the label statistics: score sum, score count
 
 
 @_jit
-def _regress(W, b, G, Gb, j, Xd, indptr, indices, data, i, dense, target, lr, loss):
-    """One AdaGrad step of node j's regressor toward ``target`` (+1/-1) on loss
-    0: squared, 1: absolute (median regression, as VW's log_multi). The absolute-loss step
-    is shortened so the output does not jump past the target (in the spirit of VW's
-    importance-invariant updates). Returns the output after the step."""
-    h = _dot(W, b, j, Xd, indptr, indices, data, i, dense)
-    g = (h - target) if loss == 0 else (1.0 if h > target else -1.0)
-    if g == 0.0:
-        return h
-    Gb[j] += g * g
-    step_b = -lr * g / math.sqrt(Gb[j])
-    dh = step_b  # change of the output the full step would make
-    if dense:
-        for f in range(Xd.shape[1]):
-            gf = g * Xd[i, f]
-            if gf != 0.0:
-                G[j, f] += gf * gf
-                dh += -lr * gf / math.sqrt(G[j, f]) * Xd[i, f]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            gf = g * data[p]
-            if gf != 0.0:
-                G[j, indices[p]] += gf * gf
-                dh += -lr * gf / math.sqrt(G[j, indices[p]]) * data[p]
-    scale = 1.0
-    if loss == 1 and dh != 0.0 and (h + dh - target) * (h - target) < 0.0:
-        scale = (target - h) / dh
-    b[j] += scale * step_b
-    if dense:
-        for f in range(Xd.shape[1]):
-            gf = g * Xd[i, f]
-            if gf != 0.0:
-                W[j, f] -= scale * lr * gf / math.sqrt(G[j, f])
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            gf = g * data[p]
-            if gf != 0.0:
-                W[j, indices[p]] -= scale * lr * gf / math.sqrt(G[j, indices[p]])
-    return h + scale * dh
+def _loss_grad(h, target, loss):
+    """d loss / d h: 0 squared, 1 absolute. The absolute loss's gradient is 0 within 1e-9
+    of the target, as VW's quantile loss is at the target: steps stop exactly there, and a
+    rounding difference (a dense row vs its CSR copy) must not flip the next step's sign."""
+    if loss == 0:
+        return h - target
+    if abs(h - target) <= 1e-9:
+        return 0.0
+    return 1.0 if h > target else -1.0
 
 
 @_jit
@@ -69,17 +41,17 @@ def _refresh_C(j, left, right, parent, C):
 
 
 @_jit
-def _reset(j, l, m, n, E_sum, E_cnt, distinct, W, b, G, Gb):
-    l[j, :] = 0
-    m[j, :] = 0.0
-    n[j, :] = 0
-    E_sum[j] = 0.0
-    E_cnt[j] = 0
-    distinct[j] = 0
-    W[j, :] = 0.0
-    b[j] = 0.0
-    G[j, :] = 0.0
-    Gb[j] = 0.0
+def _reset(j, stats, E, row_of, wa, n_cols, mask, state):
+    """A fresh node j: no label statistics, E_j = 0, a zero regressor (hashed tables: a new
+    row id, see ``clear_row``)."""
+    ls.clear_node(stats, j)
+    E[j, 0] = 0.0
+    E[j, 1] = 0.0
+    if mask < 0:
+        clear_row(wa, row_of[j], n_cols, mask)
+    else:
+        row_of[j] = state[4]
+        state[4] += 1
 
 
 @_jit
@@ -91,45 +63,60 @@ def _smallest_leaf(left, right, C):
 
 
 @_jit
-def train_pass(order, y, state_int, left, right, parent, C, distinct, l, m, n, E_sum, E_cnt,
-               W, b, G, Gb, Xd, indptr, indices, data, dense, max_internal, swap_resistance,
-               lr, loss):
-    """One online pass over rows ``order``. ``state_int`` holds [internal nodes, nodes in
-    use, swaps done]. Returns nothing; all state is updated in place."""
-    for t in range(order.shape[0]):
+def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of, wa, n_cols,
+               mask, xscale, Xd, indptr, indices, data, dense, max_internal, swap_resistance,
+               lr, loss, gd):
+    """One online pass over rows ``order[start:]``. ``state`` holds [internal nodes, nodes in
+    use, swaps done, deepest leaf reached, next fresh row id]. ``wa`` is a (size, 2) AdaGrad
+    table, or a (size, 3) table with ``gd`` its state for VW's update
+    (``xcbench.tree.vw_update``). Returns the position reached: ``len(order)``, or earlier
+    when the label statistics need to grow first."""
+    vw = wa.shape[1] == 3
+    ent_f, node_i, node_f = stats[2], stats[3], stats[4]
+    w = wa[:, 0]
+    for t in range(start, order.shape[0]):
+        if not ls.has_room(stats, state[3] + 3):  # an example adds <= depth + 2 pairs
+            return t
         i = order[t]
         c = y[i]
         j = 0
+        depth = 0
+        e = -1
         counted = False
         while True:
             if not counted:
-                l[j, c] += 1
-                if l[j, c] == 1:
-                    distinct[j] += 1
+                e = ls.add(stats, j, c, 1.0)
             counted = False
             if left[j] >= 0:  # internal: one regression step, then descend
-                e_y = m[j, c] / n[j, c] if n[j, c] > 0 else 0.0
-                E = E_sum[j] / E_cnt[j] if E_cnt[j] > 0 else 0.0
-                target = -1.0 if E > e_y else 1.0
-                h = _regress(W, b, G, Gb, j, Xd, indptr, indices, data, i, dense, target,
-                             lr, loss)
-                m[j, c] += h
-                n[j, c] += 1
-                E_sum[j] += h
-                E_cnt[j] += 1
+                e_y = ent_f[e, _M] / ent_f[e, _N] if ent_f[e, _N] > 0 else 0.0
+                E_j = E[j, 0] / E[j, 1] if E[j, 1] > 0 else 0.0
+                target = -1.0 if E_j > e_y else 1.0
+                row = row_of[j]
+                h = dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense)
+                if vw:
+                    h = vw_step(wa, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense,
+                                SQUARED if loss == 0 else ABSOLUTE, h, target, lr)
+                else:
+                    g = _loss_grad(h, target, loss)
+                    h = adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data,
+                                     i, dense, g, lr, h, target, loss == 1)
+                ent_f[e, _M] += h
+                ent_f[e, _N] += 1.0
+                E[j, 0] += h
+                E[j, 1] += 1.0
                 j = left[j] if h < 0 else right[j]
+                depth += 1
+                if depth > state[3]:
+                    state[3] = depth
                 continue
-            if distinct[j] >= 2:  # a leaf that has seen two labels: split it, or recycle
-                top = 0
-                for k in range(l.shape[1]):
-                    if l[j, k] > top:
-                        top = l[j, k]
-                if state_int[0] < max_internal:
-                    a, bb = state_int[1], state_int[1] + 1
-                    state_int[1] += 2
-                    state_int[0] += 1
-                    _reset(a, l, m, n, E_sum, E_cnt, distinct, W, b, G, Gb)
-                    _reset(bb, l, m, n, E_sum, E_cnt, distinct, W, b, G, Gb)
+            if node_i[j, 1] >= 2:  # a leaf that has seen two labels: split it, or recycle
+                top = node_f[j, 1]
+                if state[0] < max_internal:
+                    a, bb = state[1], state[1] + 1
+                    state[1] += 2
+                    state[0] += 1
+                    _reset(a, stats, E, row_of, wa, n_cols, mask, state)
+                    _reset(bb, stats, E, row_of, wa, n_cols, mask, state)
                 elif C[j] - top > swap_resistance * (C[0] + 1):
                     s = _smallest_leaf(left, right, C)
                     sp = parent[s]
@@ -137,18 +124,18 @@ def train_pass(order, y, state_int, left, right, parent, C, distinct, l, m, n, E
                         C[j] += 1
                         _refresh_C(parent[j], left, right, parent, C)
                         break
-                    g = parent[sp]
+                    g_ = parent[sp]
                     sib = right[sp] if left[sp] == s else left[sp]
-                    if left[g] == sp:  # the sibling takes sp's place under g
-                        left[g] = sib
+                    if left[g_] == sp:  # the sibling takes sp's place under g_
+                        left[g_] = sib
                     else:
-                        right[g] = sib
-                    parent[sib] = g
-                    _refresh_C(g, left, right, parent, C)
+                        right[g_] = sib
+                    parent[sib] = g_
+                    _refresh_C(g_, left, right, parent, C)
                     a, bb = s, sp
-                    _reset(a, l, m, n, E_sum, E_cnt, distinct, W, b, G, Gb)
-                    _reset(bb, l, m, n, E_sum, E_cnt, distinct, W, b, G, Gb)
-                    state_int[2] += 1
+                    _reset(a, stats, E, row_of, wa, n_cols, mask, state)
+                    _reset(bb, stats, E, row_of, wa, n_cols, mask, state)
+                    state[2] += 1
                 else:
                     C[j] += 1
                     _refresh_C(parent[j], left, right, parent, C)
@@ -164,17 +151,30 @@ def train_pass(order, y, state_int, left, right, parent, C, distinct, l, m, n, E
             C[j] += 1
             _refresh_C(parent[j], left, right, parent, C)
             break
+    return order.shape[0]
 
 
 @_jit
-def route(left, right, W, b, Xd, indptr, indices, data, dense, n_rows, out_leaf, out_depth):
-    """Leaf reached by each row (descend left iff the regressor's output < 0)."""
-    for i in range(n_rows):
-        j = 0
-        depth = 0
-        while left[j] >= 0:
-            h = _dot(W, b, j, Xd, indptr, indices, data, i, dense)
-            j = left[j] if h < 0 else right[j]
-            depth += 1
-        out_leaf[i] = j
-        out_depth[i] = depth
+def leaf_tables(stats, source, k, top_labels, top_logp):
+    """Per node j: the k most frequent labels of node ``source[j]`` (j itself, or its nearest
+    ancestor with data) and their log frequencies, padded with -1 / -inf."""
+    node_f = stats[4]
+    cnt = np.empty(k)
+    lab = np.empty(k, dtype=np.int64)
+    for j in range(source.shape[0]):
+        src = source[j]
+        m = ls.top_labels(stats, src, k, lab, cnt)
+        total = max(node_f[src, 0], 1.0)
+        for q in range(m):
+            top_labels[j, q] = lab[q]
+            top_logp[j, q] = np.log(cnt[q] / total)
+
+
+@_jit
+def leaf_log_freq(stats, source, leaf, y, out):
+    """log(count of y_i at the data node of leaf_i / its total), -inf for unseen labels."""
+    node_f = stats[4]
+    for i in range(leaf.shape[0]):
+        src = source[leaf[i]]
+        c = ls.count(stats, src, y[i])
+        out[i] = np.log(c / max(node_f[src, 0], 1.0)) if c > 0 else -np.inf

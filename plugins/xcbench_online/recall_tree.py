@@ -7,31 +7,66 @@ max_candidates = min(K, 4 ceil(log2 K)), max_depth = ceil(log2 K), bern_hyper = 
 Differences from VW, on purpose: the learners are AdaGrad steps on logistic (default) or
 squared loss rather than VW's normalised/invariant GD, with ``normalize`` dividing each
 feature by its largest training magnitude for the scale-invariance VW's normalised
-updates give; the path parameters are hashed into
-2^``hash_bits`` entries of this model's own table; an empty candidate set falls back to
-the parent's (VW would answer the invalid label 0). Scores are margins, not
-probabilities: ``log_proba`` raises NotImplementedError, so no perplexity is reported.
+updates give; an empty candidate set falls back to the parent's (VW would answer the
+invalid label 0). Scores are margins, not probabilities: ``log_proba`` raises
+NotImplementedError, so no perplexity is reported.
 """
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
+from xcbench.tree.linear import choose_layout, new_table, weights_only
+from xcbench.tree.weights import auto_bits
 
 from . import recall_tree_kernels as kernels
-from .inputs import feature_scale, kernel_input, scaled
+from .inputs import feature_scale, input_bytes, kernel_input
 
 LOSSES = {"squared": 0, "logistic": 1}
+AUTO_BITS = 24  # "auto" hashes each table into at most 2^24 slots (256 MB while training)
 
 
 class RecallTree(Method):
-    """Logarithmic-time one-against-some classification (Recall Tree)."""
+    """Logarithmic-time one-against-some classification (Recall Tree).
+
+    Storage, for K classes, D features, depth d (n = 2^(d+1) - 1 nodes), M candidates, N
+    rows with nnz stored values: three flat tables (``xcbench.tree.linear``) with S_r slots
+    for the 2^d - 1 routers, S_s for the K class scorers (each (rows)(D + 1) direct when
+    that is <= 32M slots, else hashed into 2^bits slots, ``bits="auto"``: about 4 per
+    touched pair and at most 2^24) and S_p hashed slots for the path parameters of the
+    (class, node) pairs (2^bits; "auto" as before); colliding pairs share a weight (see
+    ``xcbench.tree.weights``); per node its M candidates and their counts; label counts only
+    for the (node, label) pairs seen, E, estimated as N (ceil(d / 2) + 2)
+    (``xcbench.tree.label_stats.pairs_allowance``).
+
+    Fitted model bytes: 8 (S_r + S_s + S_p) + 28 E + n (4 M + 56). Peak of ``fit`` beyond X
+    (``estimate_memory``): 16 (S_r + S_s + S_p) (weights and AdaGrad sums)
+    + 3 x 28 E (a doubling of the counts) + n (12 M + 64) + 16 nnz + 16 N. No
+    O(K x D) or O(K^2) array.
+    """
+
+    _parameter_constraints = {
+        "max_candidates": [Interval(Integral, 1, None, closed="left"), None],
+        "max_depth": [Interval(Integral, 1, 30, closed="both"), None],
+        "bern_hyper": [Interval(Real, 0, None, closed="left")],
+        "randomized_routing": ["boolean"],
+        "node_only": ["boolean"],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "loss": [StrOptions(set(LOSSES))],
+        "passes": [Interval(Integral, 1, None, closed="left")],
+        "bits": [StrOptions({"auto"}), Interval(Integral, 16, 30, closed="both")],
+        "normalize": ["boolean"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, max_candidates=None, max_depth=None, bern_hyper=1.0,
                  randomized_routing=False, node_only=False, lr=0.5, loss="logistic",
-                 passes=3, hash_bits=22, normalize=True, random_state=None):
+                 passes=3, bits="auto", normalize=True, random_state=None):
         self.max_candidates = max_candidates
         self.max_depth = max_depth
         self.bern_hyper = bern_hyper
@@ -40,83 +75,122 @@ class RecallTree(Method):
         self.lr = lr
         self.loss = loss
         self.passes = passes
-        self.hash_bits = hash_bits
+        self.bits = bits
         self.normalize = normalize
         self.random_state = random_state
 
+    def _shape(self, n_classes):
+        """(max_candidates, max_depth) with VW's defaults filled in."""
+        log2k = max(1, math.ceil(math.log2(max(n_classes, 2))))
+        return (int(self.max_candidates or min(n_classes, 4 * log2k)),
+                int(self.max_depth or log2k))
+
+    def _layouts(self, n_features, nnz, n_classes):
+        """(size, mask) of the router, scorer and path tables."""
+        M, d = self._shape(n_classes)
+        routers = choose_layout(2 ** d - 1, n_features, self.bits, touched_pairs=nnz * d,
+                                max_auto_bits=AUTO_BITS)
+        scorers = choose_layout(n_classes, n_features, self.bits, touched_pairs=nnz * M,
+                                max_auto_bits=AUTO_BITS)
+        path_bits = min(AUTO_BITS, auto_bits(nnz * d)) if self.bits == "auto" else self.bits
+        path = choose_layout(1, n_features, int(path_bits))  # always hashed
+        return routers, scorers, path
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Upper estimate of fit's peak bytes beyond X (formula in the class docstring)."""
+        self._validate_params()
+        M, d = self._shape(n_classes)
+        n_nodes = 2 ** (d + 1) - 1
+        tables = sum(size for size, _ in self._layouts(n_features, nnz, n_classes))
+        return int(16 * tables + 3 * entry_bytes(0) * pairs_allowance(n_samples, d)
+                   + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz))
+
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         X = check_X(X)
         y, K = check_labels(y, X.shape[0], n_classes)
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {self.loss!r}")
         self.n_classes_, self.n_features_in_ = K, X.shape[1]
-        log2k = max(1, math.ceil(math.log2(max(K, 2))))
-        self.max_candidates_ = int(self.max_candidates or min(K, 4 * log2k))
-        self.max_depth_ = int(self.max_depth or log2k)
-        n_nodes = 2 ** (self.max_depth_ + 1) - 1
-        self.n_internal_ = 2 ** self.max_depth_ - 1
-        D, M = X.shape[1], self.max_candidates_
-        self.counts_ = np.zeros((n_nodes, K), dtype=np.int32)
-        self.total_ = np.zeros(n_nodes, dtype=np.int64)
+        self.max_candidates_, self.max_depth_ = self._shape(K)
+        M, d = self.max_candidates_, self.max_depth_
+        self.n_nodes_ = n_nodes = 2 ** (d + 1) - 1
+        self.n_internal_ = 2 ** d - 1
+        nnz = X.nnz if hasattr(X, "nnz") else X.size
+        (s_r, m_r), (s_s, m_s), (s_p, m_p) = self._layouts(X.shape[1], nnz, K)
+        self.layout_ = np.array([X.shape[1] + 1, m_r, m_s, m_p], dtype=np.int64)
+        tables = (new_table(s_r), new_table(s_s), new_table(s_p))
+        stats = LabelStats(n_nodes, n_aux=0, capacity=min(4 * X.shape[0] + 64, 1 << 16))
         S = np.zeros(n_nodes)
-        self.cand_ = np.full((n_nodes, M), -1, dtype=np.int64)
+        self.cand_ = np.full((n_nodes, M), -1, dtype=np.int32)
+        cand_cnt = np.zeros((n_nodes, M))
         self.cand_n_ = np.zeros(n_nodes, dtype=np.int64)
-        self.topsum_ = np.zeros(n_nodes, dtype=np.int64)
-        self.router_coef_ = np.zeros((self.n_internal_, D))
-        self.router_intercept_ = np.zeros(self.n_internal_)
-        RG, RGb = np.zeros_like(self.router_coef_), np.zeros(self.n_internal_)
-        self.scorer_coef_, self.scorer_intercept_ = np.zeros((K, D)), np.zeros(K)
-        SG, SGb = np.zeros((K, D)), np.zeros(K)
-        size = 2 ** int(self.hash_bits)
-        self.path_u_, self.path_b_ = np.zeros(size), np.zeros(size)
-        HG, HGb = np.zeros(size), np.zeros(size)
+        self.topsum_ = np.zeros(n_nodes)
         rng = np.random.default_rng(self.random_state)
-        self.feature_scale_ = feature_scale(X) if self.normalize else None
-        Xd, indptr, indices, data, dense = kernel_input(scaled(X, self.feature_scale_))
+        self.feature_scale_ = feature_scale(X) if self.normalize else np.ones(X.shape[1])
+        Xd, indptr, indices, data, dense = kernel_input(X)
         for _ in range(int(self.passes)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
-            kernels.train_pass(order, y, self.n_internal_, self.counts_, self.total_, S,
-                               self.cand_, self.cand_n_, self.topsum_, self.router_coef_,
-                               self.router_intercept_, RG, RGb, self.scorer_coef_,
-                               self.scorer_intercept_, SG, SGb, self.path_u_, self.path_b_, HG,
-                               HGb, size - 1, Xd, indptr, indices, data, dense,
-                               float(self.bern_hyper), bool(self.randomized_routing),
-                               bool(self.node_only), float(self.lr), LOSSES[self.loss],
-                               int(rng.integers(2**31)))
+            t = 0
+            while t < len(order):
+                t = kernels.train_pass(
+                    order, t, y, self.n_internal_, n_nodes, stats.parts, S, self.cand_,
+                    cand_cnt, self.cand_n_, self.topsum_, tables, self.layout_,
+                    self.feature_scale_, Xd, indptr, indices, data, dense,
+                    float(self.bern_hyper), bool(self.randomized_routing),
+                    bool(self.node_only), float(self.lr), LOSSES[self.loss], d,
+                    int(rng.integers(2**31)))
+                if t < len(order):
+                    stats.grow(d + 3)
+        stats.shrink()
+        self.label_stats_ = stats  # per-node label counts (prediction reads only totals)
+        self.total_ = stats.node_f  # column 0: examples counted at each node
+        self.router_w_, self.scorer_w_, self.path_w_ = (weights_only(t) for t in tables)
         return self
 
-    def predict_topk(self, X, k=1):
+    def _input(self, X):
         X = check_X(X, self.n_features_in_)
-        n = X.shape[0]
+        return X.shape[0], kernel_input(X)
+
+    def _predict(self, X, k):
+        n, (Xd, indptr, indices, data, dense) = self._input(X)
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
-        stops = np.empty(n, dtype=np.int64)
-        Xd, indptr, indices, data, dense = kernel_input(scaled(X, self.feature_scale_))
-        kernels.predict(int(k), self.n_internal_, self.total_, self.topsum_, self.cand_,
-                        self.cand_n_, self.router_coef_, self.router_intercept_,
-                        self.scorer_coef_, self.scorer_intercept_, self.path_u_, self.path_b_,
-                        len(self.path_u_) - 1, Xd, indptr, indices, data, dense,
-                        float(self.bern_hyper), bool(self.node_only), labels, scores, stops)
-        depth = np.floor(np.log2(stops + 1)).astype(np.int64)
-        self.last_mean_depth_ = float(depth.mean()) if n else 0.0
-        self.last_stop_nodes_ = stops
-        return labels, scores
+        cost = np.empty(n)
+        kernels.predict(int(k), self.n_internal_, self.n_nodes_, self.total_, self.topsum_,
+                        self.cand_, self.cand_n_, self.router_w_, self.scorer_w_, self.path_w_,
+                        self.layout_, self.feature_scale_, Xd, indptr, indices, data, dense,
+                        float(self.bern_hyper), bool(self.node_only), labels, scores, cost)
+        return labels, scores, cost
+
+    def predict_topk(self, X, k=1):
+        return self._predict(X, k)[:2]
+
+    def path_cost(self, X):
+        """Routers evaluated + candidates scored per row, (n,) float; pure."""
+        return self._predict(X, 1)[2]
+
+    def stop_nodes(self, X):
+        """Node where each row's descent stops (after the empty-set fallback), (n,) int64."""
+        n, (Xd, indptr, indices, data, dense) = self._input(X)
+        out = np.empty(n, dtype=np.int64)
+        kernels.stop_nodes(self.n_internal_, self.total_, self.topsum_, self.cand_n_,
+                           self.router_w_, self.layout_, self.feature_scale_, Xd, indptr,
+                           indices, data, dense, float(self.bern_hyper), out)
+        return out
 
     def log_proba(self, X, y):
         raise NotImplementedError("Recall Tree scores are margins, not probabilities")
 
     def stats(self):
-        used = self.total_ > 0
+        used = self.total_[:, 0] > 0
+        weights = (self.router_w_, self.scorer_w_, self.path_w_)
         return {
-            "n_params": int(self.router_coef_.size + self.scorer_coef_.size
-                            + np.count_nonzero(self.path_u_) + np.count_nonzero(self.path_b_)),
-            "bytes": int(self.router_coef_.nbytes + self.scorer_coef_.nbytes
-                         + 16 * (np.count_nonzero(self.path_u_) + np.count_nonzero(self.path_b_))
-                         + self.cand_.nbytes),
+            "n_params": int(sum(np.count_nonzero(w) for w in weights)),
+            "bytes": int(sum(w.nbytes for w in weights) + self.cand_.nbytes
+                         + self.cand_n_.nbytes + self.topsum_.nbytes + self.label_stats_.nbytes),
             "depth": int(self.max_depth_),
             "leaves": int(self.n_internal_ + 1),
             "nodes_used": int(used.sum()),
+            "label_pairs": int(self.label_stats_.n_entries),
             "classes_per_leaf_mean": float(self.cand_n_[used].mean()) if used.any() else 0.0,
             "classes_per_leaf_max": int(self.max_candidates_),
-            "nodes_per_prediction": float(getattr(self, "last_mean_depth_", self.max_depth_)),
         }

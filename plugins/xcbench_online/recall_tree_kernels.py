@@ -1,21 +1,26 @@
 """Compiled Recall Tree (Daume III et al. 2017, as Vowpal Wabbit's recall_tree.cc does it;
 ALGORITHMS.md section 3). A complete binary tree in heap order (node n's children are 2n+1
-and 2n+2; leaves are the nodes at depth ``max_depth``). Internal nodes hold a router;
-every node holds label counts, its label entropy (via S = sum c ln c), and its candidate
-set: the ``M`` most frequent labels, kept sorted by count. One-against-some scorers are one
-linear model per class plus, per (class, node on the path below the root), a bias and a
-weight vector hashed into a table of 2^bits entries (VW's path features crossed with x).
+and 2n+2; leaves are the nodes at depth ``max_depth``). Internal nodes hold a router (row n
+of the router table); every node holds sparse label counts (``xcbench.tree.label_stats``),
+its label entropy (via S = sum c ln c), and its candidate set: the ``M`` most frequent
+labels with their counts, kept sorted by count. One-against-some scorers are row y of the
+scorer table plus, per (class y, node m on the path below the root), row y * n_nodes + m of
+a hashed path table (VW's path features crossed with x, bias included).
+
+Tables are ``(size, 2)`` training tables of ``xcbench.tree.linear`` (weights, AdaGrad
+sums); ``models`` packs (router table, scorer table, path table) and ``layout`` their
+(n_cols, router mask, scorer mask, path mask).
 """
 import math
 
 import numba
 import numpy as np
 
-from xcbench.kernels import adagrad_row_step as _step_dense_row
-from xcbench.kernels import row_score as _dot
+from xcbench.tree import label_stats as ls
+from xcbench.tree.linear import adagrad_step, dot
+from xcbench.tree.topk import topk_of
 
 _jit = numba.njit(cache=True, nogil=True)
-_PATH_SALT = 868771
 
 
 @_jit
@@ -28,24 +33,15 @@ def _loss_grad(s, target, loss):
 
 
 @_jit
-def _hash(y, m, f, mask):
-    h = (y * 1000003 + (m + 1) * _PATH_SALT) * 2654435761 + f * 40503
-    return (h ^ (h >> 15)) & mask
-
-
-@_jit
-def score(y, node, node_only, SW, Sb, HU, HB, mask, Xd, indptr, indices, data, i, dense):
+def score(w_s, w_p, y, node, n_nodes, node_only, layout, xscale, Xd, indptr, indices, data, i,
+          dense):
     """s(x, y, node) = w_y . x + b_y + sum over path m (below root) of b_{y,m} + u_{y,m} . x."""
-    s = _dot(SW, Sb, y, Xd, indptr, indices, data, i, dense)
+    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
+    s = dot(w_s, y, n_cols, mask_s, xscale, Xd, indptr, indices, data, i, dense)
     m = node
     while m > 0:
-        s += HB[_hash(y, m, -1, mask)]
-        if dense:
-            for f in range(Xd.shape[1]):
-                s += HU[_hash(y, m, f, mask)] * Xd[i, f]
-        else:
-            for p in range(indptr[i], indptr[i + 1]):
-                s += HU[_hash(y, m, indices[p], mask)] * data[p]
+        s += dot(w_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data, i,
+                 dense)
         if node_only:
             break
         m = (m - 1) // 2
@@ -53,32 +49,21 @@ def score(y, node, node_only, SW, Sb, HU, HB, mask, Xd, indptr, indices, data, i
 
 
 @_jit
-def _score_step(y, node, node_only, target, SW, Sb, SG, SGb, HU, HB, HG, HGb, mask, Xd, indptr,
+def _score_step(tables, y, node, n_nodes, node_only, target, layout, xscale, Xd, indptr,
                 indices, data, i, dense, lr, loss):
-    s = score(y, node, node_only, SW, Sb, HU, HB, mask, Xd, indptr, indices, data, i, dense)
+    wa_s, wa_p = tables[1], tables[2]
+    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
+    s = score(wa_s[:, 0], wa_p[:, 0], y, node, n_nodes, node_only, layout, xscale, Xd, indptr,
+              indices, data, i, dense)
     g = _loss_grad(s, target, loss)
     if g == 0.0:
         return
-    _step_dense_row(SW, Sb, SG, SGb, y, Xd, indptr, indices, data, i, dense, g, lr)
+    adagrad_step(wa_s, y, n_cols, mask_s, xscale, Xd, indptr, indices, data, i, dense, g, lr,
+                 s, target, False)
     m = node
     while m > 0:
-        hb = _hash(y, m, -1, mask)
-        HGb[hb] += g * g
-        HB[hb] -= lr * g / math.sqrt(HGb[hb])
-        if dense:
-            for f in range(Xd.shape[1]):
-                gf = g * Xd[i, f]
-                if gf != 0.0:
-                    h = _hash(y, m, f, mask)
-                    HG[h] += gf * gf
-                    HU[h] -= lr * gf / math.sqrt(HG[h])
-        else:
-            for p in range(indptr[i], indptr[i + 1]):
-                gf = g * data[p]
-                if gf != 0.0:
-                    h = _hash(y, m, indices[p], mask)
-                    HG[h] += gf * gf
-                    HU[h] -= lr * gf / math.sqrt(HG[h])
+        adagrad_step(wa_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data,
+                     i, dense, g, lr, s, target, False)
         if node_only:
             break
         m = (m - 1) // 2
@@ -95,12 +80,11 @@ def _entropy(S, n):
 
 
 @_jit
-def _insert(node, y, counts, total, S, cand, cand_n, topsum):
+def _insert(node, y, stats, S, cand, cand_cnt, cand_n, topsum):
     """Count one example of label y at node; keep the top-M candidate list sorted."""
-    c = counts[node, y]
-    S[node] += _xlogx(c + 1) - _xlogx(c)
-    counts[node, y] = c + 1
-    total[node] += 1
+    e = ls.add(stats, node, y, 1.0)
+    c = stats[2][e, 0]
+    S[node] += _xlogx(c) - _xlogx(c - 1.0)
     M = cand.shape[1]
     pos = -1
     for q in range(cand_n[node]):
@@ -108,25 +92,30 @@ def _insert(node, y, counts, total, S, cand, cand_n, topsum):
             pos = q
             break
     if pos >= 0:
-        topsum[node] += 1
+        topsum[node] += 1.0
     elif cand_n[node] < M:
         pos = cand_n[node]
         cand[node, pos] = y
         cand_n[node] += 1
-        topsum[node] += c + 1
-    elif c + 1 > counts[node, cand[node, M - 1]]:
-        topsum[node] += c + 1 - counts[node, cand[node, M - 1]]
+        topsum[node] += c
+    elif c > cand_cnt[node, M - 1]:
+        topsum[node] += c - cand_cnt[node, M - 1]
         pos = M - 1
         cand[node, pos] = y
-    while pos > 0 and counts[node, cand[node, pos]] > counts[node, cand[node, pos - 1]]:
+    if pos < 0:
+        return
+    cand_cnt[node, pos] = c
+    while pos > 0 and cand_cnt[node, pos] > cand_cnt[node, pos - 1]:
         cand[node, pos], cand[node, pos - 1] = cand[node, pos - 1], cand[node, pos]
+        cand_cnt[node, pos], cand_cnt[node, pos - 1] = cand_cnt[node, pos - 1], \
+            cand_cnt[node, pos]
         pos -= 1
 
 
 @_jit
 def recall_lbest(node, total, topsum, bern):
     """Empirical-Bernstein lower bound on the recall of node's candidate set."""
-    n = total[node]
+    n = total[node, 0]
     if n == 0:
         return 0.0
     f = topsum[node] / n
@@ -136,33 +125,39 @@ def recall_lbest(node, total, topsum, bern):
 
 
 @_jit
-def _entropy_if_added(node, y, counts, total, S):
-    c = counts[node, y]
-    S2 = S[node] + _xlogx(c + 1) - _xlogx(c)
-    return _entropy(S2, total[node] + 1)
+def _entropy_change(node, y, stats, S):
+    """(n + 1) H' - n H of node when one example of y is added."""
+    n = stats[4][node, 0]
+    c = ls.count(stats, node, y)
+    S2 = S[node] + _xlogx(c + 1.0) - _xlogx(c)
+    return (n + 1.0) * _entropy(S2, n + 1.0) - n * _entropy(S[node], n)
 
 
 @_jit
-def train_pass(order, y, n_internal, counts, total, S, cand, cand_n, topsum, RW, Rb, RG, RGb,
-               SW, Sb, SG, SGb, HU, HB, HG, HGb, mask, Xd, indptr, indices, data, dense,
-               bern, randomized, node_only, lr, loss, seed):
-    """One online pass over rows ``order`` (VW's learn, without progressive validation)."""
+def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, cand_n, topsum,
+               tables, layout, xscale, Xd, indptr, indices, data, dense, bern, randomized,
+               node_only, lr, loss, max_depth, seed):
+    """One online pass over rows ``order[start:]`` (VW's learn, without progressive
+    validation). Returns the position reached: ``len(order)``, or earlier when the label
+    statistics need to grow first."""
     np.random.seed(seed)
-    for t in range(order.shape[0]):
+    wa_r = tables[0]
+    total = stats[4]
+    for t in range(start, order.shape[0]):
+        if not ls.has_room(stats, max_depth + 3):
+            return t
         i = order[t]
         label = y[i]
         c = 0
         while c < n_internal:
             L, R = 2 * c + 1, 2 * c + 2
-            dL = (total[L] + 1) * _entropy_if_added(L, label, counts, total, S) \
-                - total[L] * _entropy(S[L], total[L])
-            dR = (total[R] + 1) * _entropy_if_added(R, label, counts, total, S) \
-                - total[R] * _entropy(S[R], total[R])
-            target = -1.0 if dL < dR else 1.0
-            s = _dot(RW, Rb, c, Xd, indptr, indices, data, i, dense)
+            target = -1.0 if _entropy_change(L, label, stats, S) < \
+                _entropy_change(R, label, stats, S) else 1.0
+            s = dot(wa_r[:, 0], c, layout[0], layout[1], xscale, Xd, indptr, indices, data, i,
+                    dense)
             g = _loss_grad(s, target, loss)
-            _step_dense_row(RW, Rb, RG, RGb, c, Xd, indptr, indices, data, i, dense, g, lr)
-            s = _dot(RW, Rb, c, Xd, indptr, indices, data, i, dense)
+            s = adagrad_step(wa_r, c, layout[0], layout[1], xscale, Xd, indptr, indices, data,
+                             i, dense, g, lr, s, target, False)
             if randomized:
                 go_right = np.random.random() < min(max(0.5 * (1.0 + 2.0 * s), 0.0), 1.0)
             else:
@@ -170,13 +165,13 @@ def train_pass(order, y, n_internal, counts, total, S, cand, cand_n, topsum, RW,
             child = R if go_right else L
             stop = bern > 0 and recall_lbest(c, total, topsum, bern) >= \
                 recall_lbest(child, total, topsum, bern)
-            _insert(c, label, counts, total, S, cand, cand_n, topsum)
+            _insert(c, label, stats, S, cand, cand_cnt, cand_n, topsum)
             if stop:
-                _insert(child, label, counts, total, S, cand, cand_n, topsum)
+                _insert(child, label, stats, S, cand, cand_cnt, cand_n, topsum)
                 break
             c = child
         if c >= n_internal:
-            _insert(c, label, counts, total, S, cand, cand_n, topsum)
+            _insert(c, label, stats, S, cand, cand_cnt, cand_n, topsum)
         in_cand = False
         for q in range(cand_n[c]):
             if cand[c, q] == label:
@@ -185,37 +180,56 @@ def train_pass(order, y, n_internal, counts, total, S, cand, cand_n, topsum, RW,
         if in_cand:
             for q in range(cand_n[c]):
                 other = cand[c, q]
-                _score_step(other, c, node_only, 1.0 if other == label else -1.0, SW, Sb, SG,
-                            SGb, HU, HB, HG, HGb, mask, Xd, indptr, indices, data, i, dense,
-                            lr, loss)
+                _score_step(tables, other, c, n_nodes, node_only,
+                            1.0 if other == label else -1.0, layout, xscale, Xd, indptr,
+                            indices, data, i, dense, lr, loss)
+    return order.shape[0]
 
 
 @_jit
-def predict(k, n_internal, total, topsum, cand, cand_n, RW, Rb, SW, Sb, HU, HB, mask, Xd,
-            indptr, indices, data, dense, bern, node_only, labels, scores, stop_nodes):
-    """Top-k labels of each row among the candidates of the node where descent stops."""
-    n_rows = labels.shape[0]
+def stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd, indptr, indices,
+              data, i, dense, bern):
+    """(node where row i's descent stops, routers evaluated): routers with the recall stop
+    rule, then up to the nearest node with a non-empty candidate set."""
+    c = 0
+    routers = 0
+    while c < n_internal:
+        s = dot(w_r, c, layout[0], layout[1], xscale, Xd, indptr, indices, data, i, dense)
+        routers += 1
+        child = 2 * c + 2 if s >= 0 else 2 * c + 1
+        if bern > 0 and recall_lbest(c, total, topsum, bern) >= \
+                recall_lbest(child, total, topsum, bern):
+            break
+        c = child
+    while cand_n[c] == 0 and c > 0:  # an empty candidate set: fall back to the parent
+        c = (c - 1) // 2
+    return c, routers
+
+
+@_jit
+def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, layout,
+            xscale, Xd, indptr, indices, data, dense, bern, node_only, labels, scores, cost):
+    """Top-k labels of each row among the candidates of the node where descent stops, and
+    the vectors evaluated (routers + candidates scored) in ``cost``."""
     M = cand.shape[1]
     buf_s = np.empty(M)
     buf_l = np.empty(M, dtype=np.int64)
-    for i in range(n_rows):
-        c = 0
-        while c < n_internal:
-            s = _dot(RW, Rb, c, Xd, indptr, indices, data, i, dense)
-            child = 2 * c + 2 if s >= 0 else 2 * c + 1
-            if bern > 0 and recall_lbest(c, total, topsum, bern) >= \
-                    recall_lbest(child, total, topsum, bern):
-                break
-            c = child
-        while cand_n[c] == 0 and c > 0:  # an empty candidate set: fall back to the parent
-            c = (c - 1) // 2
-        stop_nodes[i] = c
+    for i in range(labels.shape[0]):
+        c, routers = stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd,
+                               indptr, indices, data, i, dense, bern)
         m = cand_n[c]
         for q in range(m):
             buf_l[q] = cand[c, q]
-            buf_s[q] = score(cand[c, q], c, node_only, SW, Sb, HU, HB, mask, Xd, indptr,
-                             indices, data, i, dense)
-        order = np.argsort(-buf_s[:m], kind="mergesort")
-        for q in range(min(k, m)):
-            labels[i, q] = buf_l[order[q]]
-            scores[i, q] = buf_s[order[q]]
+            buf_s[q] = score(w_s, w_p, cand[c, q], c, n_nodes, node_only, layout, xscale, Xd,
+                             indptr, indices, data, i, dense)
+        topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
+        cost[i] = routers + m
+
+
+@_jit
+def stop_nodes(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd, indptr, indices,
+               data, dense, bern, out):
+    """Node where each row's descent stops."""
+    for i in range(out.shape[0]):
+        out[i] = stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd, indptr,
+                           indices, data, i, dense, bern)[0]

@@ -1,0 +1,112 @@
+"""What both online trees (lomtree, recall_tree) owe the extreme-scale rules: the same model
+from CSR and dense input, a pure predict, refused bad hyperparameters, a memory estimate
+that bounds the measured peak, and no (nodes x D) or (nodes x K) array at K = 1e4."""
+import pickle
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import xcbench
+
+METHODS = {"lomtree": {"passes": 2}, "recall_tree": {"passes": 2}}
+CASES = [("lomtree", {"passes": 2}), ("lomtree", {"passes": 2, "update": "vw"}),
+         ("recall_tree", {"passes": 2})]
+
+
+def _sparse_problem(n, n_classes, n_features, seed=0):
+    """Labels with a few class-specific features plus random noise features (16 per row)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    cols = np.column_stack([(y * 7 + j) % n_features for j in range(4)]
+                           + [rng.integers(0, n_features, n) for _ in range(12)])
+    X = sp.csr_matrix((np.ones(cols.size), cols.ravel(), np.arange(0, cols.size + 1, 16)),
+                      shape=(n, n_features))
+    X.sum_duplicates()
+    X.data[:] = 1.0
+    return X, y
+
+
+@pytest.mark.parametrize("name, params", CASES)
+def test_csr_and_dense_inputs_fit_the_same_model(name, params):
+    X, y = _sparse_problem(600, 20, 300)
+    fits = [xcbench.make_method(name, random_state=3, **params).fit(A, y, n_classes=20)
+            for A in (X, X.toarray())]
+    for A in (X[:200], X[:200].toarray()):
+        a, b = (m.predict_topk(A, 3) for m in fits)
+        assert np.array_equal(a[0], b[0]) and np.allclose(a[1], b[1])
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_predict_and_path_cost_are_pure(name):
+    ds = xcbench.load_dataset("synthetic-small")
+    m = xcbench.make_method(name, random_state=0, passes=1).fit(ds.X_train, ds.y_train)
+    before = pickle.dumps(m)
+    m.predict_topk(ds.X_test, 3)
+    cost = m.path_cost(ds.X_test)
+    assert pickle.dumps(m) == before  # nothing about the last prediction is stored
+    assert cost.shape == (len(ds.y_test),) and cost.dtype == np.float64 and cost.min() >= 1
+    assert "nodes_per_prediction" not in m.stats()
+
+
+@pytest.mark.parametrize("name, bad", [("lomtree", {"passes": 0}),
+                                       ("lomtree", {"bits": 12}),
+                                       ("lomtree", {"loss": "hinge"}),
+                                       ("recall_tree", {"max_candidates": -3}),
+                                       ("recall_tree", {"bits": "big"})])
+def test_bad_hyperparameters_are_refused_before_fitting(name, bad):
+    m = xcbench.make_method(name, **bad)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        m._validate_params()
+    with pytest.raises(ValueError):
+        m.estimate_memory(100, 10, 500, 5)
+
+
+@pytest.mark.parametrize("name, params", CASES)
+@pytest.mark.parametrize("shape", [(3000, 200, 5000, "sparse"), (2000, 26, 16, "dense"),
+                                   (4000, 2000, 60000, "sparse")])
+def test_memory_estimate_bounds_the_measured_peak(name, params, shape):
+    n, k, d, kind = shape
+    X, y = _sparse_problem(n, k, d)
+    if kind == "dense":
+        X = X.toarray()
+    nnz = X.nnz if kind == "sparse" else X.size
+    m = xcbench.make_method(name, random_state=0, **params)
+    m.fit(X, y, n_classes=k)  # every compiled path loaded before measuring
+    tracemalloc.start()
+    m.fit(X, y, n_classes=k)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    estimate = m.estimate_memory(n, d, nnz, k)
+    assert peak <= estimate <= 6 * peak + (8 << 20), (peak, estimate)
+
+
+_CAPPED_FIT = textwrap.dedent("""
+    import resource, sys
+    sys.path[:0] = {path!r}
+    import numpy as np
+    import xcbench
+    from tests.test_online_scaling import _sparse_problem
+    K, D = 10_000, 100_000
+    X, y = _sparse_problem(1500, K, D)
+    m = xcbench.make_method({name!r}, random_state=0, passes=1)
+    m.fit(X[:50], y[:50], n_classes=K)  # compiled code loaded before the cap
+    status = open("/proc/self/status").read().split("VmSize:")[1].split()[0]
+    cap = int(status) * 1024 + (1 << 30)  # 1 GB more address space than now
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    m.fit(X, y, n_classes=K)
+    print("fitted", m.predict(X[:5]).shape[0])
+""")
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_fits_k_1e4_d_1e5_within_one_gigabyte(name):
+    # a dense (nodes x D) float64 array would be >= 8 GB here, (nodes x K) int32 >= 0.6 GB
+    code = _CAPPED_FIT.format(path=sys.path, name=name)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and "fitted 5" in run.stdout, run.stderr[-2000:]
