@@ -20,7 +20,7 @@ def test_joint_ova_reaches_the_per_class_optimum():
     W, b, _ = fit_chunked_lbfgs(X, y, 8, "ova", C=1.0, tol=1e-9, max_iter=3000)
     for c in range(8):
         ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=5000).fit(X, (y == c).astype(int))
-        ours = _objective(X, y, c, W[c], b[c], 1.0)
+        ours = _objective(X, y, c, W[:, c], b[c], 1.0)
         theirs = _objective(X, y, c, ref.coef_[0], ref.intercept_[0], 1.0)
         assert ours <= theirs * (1 + 1e-5) + 1e-6
 
@@ -57,7 +57,7 @@ def test_chunked_softmax_matches_scikit_learn():
 
     W, b, _ = fit_chunked_lbfgs(X, y, 7, "softmax", C=0.5, tol=1e-10, max_iter=5000)
     ref = LogisticRegression(C=0.5, tol=1e-10, max_iter=5000).fit(X, y)
-    assert objective(W, b) <= objective(ref.coef_, ref.intercept_) * (1 + 1e-6) + 1e-6
+    assert objective(W.T, b) <= objective(ref.coef_, ref.intercept_) * (1 + 1e-6) + 1e-6
     chunked = xcbench.make_method("softmax", solver="chunked-lbfgs", tol=1e-10, max_iter=5000,
                                   C=0.5).fit(X, y)
     np.testing.assert_allclose(chunked.log_proba(ds.X_test, ds.y_test),
