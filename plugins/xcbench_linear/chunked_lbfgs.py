@@ -25,22 +25,22 @@ import math
 import numba
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_info
 
 CHUNK_CELLS = 1 << 22  # rows x classes of one score chunk: 32 MB of doubles
 MAXCOR = 20  # L-BFGS history pairs
 
-# Peak bytes per parameter of the L-BFGS-B solve (doubles unless said): 2 * MAXCOR history
-# vectors and 5 work vectors (scipy's ``wa``), 3 int32 ``iwa`` + 1 int32 bound flag + 2 bound
-# vectors (= 4 doubles), x0 / x / g and the solver's copies of x and g (5), the objective's
-# gradient buffer, one (D, K) product of a chunk and the returned gradient (3), the fitted
-# weights copied out (1).
-_WORK_VECTORS = 5 + 4 + 5 + 3 + 1
+# Peak bytes per parameter of the L-BFGS-B solve, in doubles: scipy's work array ``wa``
+# (2 maxcor history vectors + 5), its int32 ``iwa`` and bound flags (2), the two bound vectors
+# (2), x0, x, g and the copies scipy's wrappers make of x and g (7), the objective's gradient
+# buffer, its returned copy and one (D, K) product of a chunk (3), the fitted weights (1).
+_WORK_VECTORS = 5 + 2 + 2 + 7 + 3 + 1
 
 
 def memory_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int,
                  maxcor: int = MAXCOR, chunk_cells: int = CHUNK_CELLS) -> int:
     """Upper estimate of the peak bytes ``fit_chunked_lbfgs`` allocates beyond X:
-    ``8 P (2 maxcor + 18)`` for the P = K (D + 1) parameters (see ``_WORK_VECTORS``), plus
+    ``8 P (2 maxcor + 20)`` for the P = K (D + 1) parameters (see ``_WORK_VECTORS``), plus
     two score chunks (``16 min(n K, chunk_cells)``), one chunk of sparse X sliced out
     (``12 nnz_chunk``) and the per-row label / loss vectors (``24 n``)."""
     n_params = n_classes * (n_features + 1)
@@ -148,6 +148,14 @@ def make_objective(X, y, n_out: int, loss: str = "ova", C: float = 1.0,
     return objective
 
 
+def kernel_threads() -> int:
+    """Threads for the compiled loss kernels: numba's count, capped by the BLAS thread limit
+    in force (``threadpoolctl.threadpool_limits``, as the runner sets), so that a
+    single-threaded fit is single-threaded throughout."""
+    blas = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    return max(1, min([numba.get_num_threads(), *blas]))
+
+
 def fit_chunked_lbfgs(X, y, n_out: int, loss: str = "ova", C: float = 1.0,
                       max_iter: int = 200, tol: float = 1e-4, chunk_cells: int = CHUNK_CELLS):
     """Fit a linear model over K=n_out classes: ``loss`` "ova" (K binary logistic
@@ -164,7 +172,12 @@ def fit_chunked_lbfgs(X, y, n_out: int, loss: str = "ova", C: float = 1.0,
     y = np.ascontiguousarray(y, dtype=np.int64)
     objective = make_objective(X, y, n_out, loss, C, chunk_cells)
     theta0 = np.zeros(n_out * (d + 1))
-    result = minimize(objective, theta0, jac=True, method="L-BFGS-B",
-                      options={"maxiter": max_iter, "gtol": tol, "maxcor": MAXCOR})
+    threads = numba.get_num_threads()
+    numba.set_num_threads(kernel_threads())
+    try:
+        result = minimize(objective, theta0, jac=True, method="L-BFGS-B",
+                          options={"maxiter": max_iter, "gtol": tol, "maxcor": MAXCOR})
+    finally:
+        numba.set_num_threads(threads)
     theta = result.x
     return theta[: n_out * d].reshape(d, n_out), theta[n_out * d:], result
