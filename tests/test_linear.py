@@ -211,7 +211,7 @@ def test_chunked_objective_matches_a_numpy_reference(loss, sparse):
 ], ids=["ova-joint-lbfgs", "softmax-chunked-lbfgs", "softmax-lbfgs"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_memory_estimate_bounds_the_measured_peak(make, sparse):
-    """Upper estimate, and within 2.5x of the peak numpy allocates during fit."""
+    """Upper estimate, and within 3x of the peak numpy allocates during fit."""
     rng = np.random.default_rng(3)
     n, d, k = 1500, 1000 if sparse else 60, 40
     X = sp.random(n, d, density=16 / d, format="csr", random_state=3) if sparse \
@@ -222,7 +222,7 @@ def test_memory_estimate_bounds_the_measured_peak(make, sparse):
     model = make()
     measured = _peak_traced_bytes(lambda: model.fit(X, y))
     estimate = model.estimate_memory(n, d, nnz, k)
-    assert measured <= estimate <= 2.5 * measured, (measured, estimate)
+    assert measured <= estimate <= 3 * measured, (measured, estimate)
 
 
 @pytest.mark.parametrize("make", [OneVsAll, Softmax, lambda: Softmax(solver="lbfgs"),

@@ -134,7 +134,7 @@ class Softmax(_LinearClassifier):
     chunked beyond; ``random_state``.
 
     Memory of ``fit`` beyond X (``estimate_memory``), with P = K (D + 1) parameters, in
-    bytes: chunked-lbfgs ``8 P (2 * 20 + 20) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
+    bytes: chunked-lbfgs ``8 P (2 * 20 + 35) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
     (L-BFGS history of 20 pairs, see ``chunked_lbfgs.memory_bytes``); scikit-learn
     (measured with tracemalloc on scikit-learn 1.9, then rounded up) lbfgs
     ``8 (3 nK + 52 P) + 64 n``, newton-cg ``8 (5 nK + 14 P) + 64 n``, sag / saga
@@ -202,7 +202,7 @@ class OneVsAll(_LinearClassifier):
     solvers only), ``random_state``.
 
     Memory of ``fit`` beyond X (``estimate_memory``), with P = K (D + 1) parameters, in
-    bytes: joint-lbfgs ``8 P (2 * 20 + 20) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
+    bytes: joint-lbfgs ``8 P (2 * 20 + 35) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
     (see ``chunked_lbfgs.memory_bytes``); a scikit-learn solver
     ``24 P + 56 n + jobs * (8 * 52 (D + 1) + 64 n)``, plus for liblinear its copy of X,
     ``jobs * 16 (nnz + 2n)`` (the K fitted rows are kept, stacked and transposed: 3 P; each
