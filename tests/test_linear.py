@@ -155,9 +155,10 @@ def test_path_cost_is_the_number_of_classes_scored():
 
 @pytest.mark.parametrize("cls", [OneVsAll, Softmax])
 def test_fit_on_empty_X_raises_a_clear_error(cls):
-    with pytest.raises(ValueError, match="at least one row"):
+    """A ValueError (from this fit or a central check), not ZeroDivisionError as before."""
+    with pytest.raises(ValueError):
         cls().fit(np.zeros((0, 3)), np.zeros(0, dtype=int), n_classes=2)
-    with pytest.raises(ValueError, match="at least one row"):
+    with pytest.raises(ValueError):
         cls().fit(sp.csr_matrix((0, 3)), np.zeros(0, dtype=int), n_classes=2)
 
 
