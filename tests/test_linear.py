@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import log_expit, logsumexp
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import InvalidParameterError
 from threadpoolctl import threadpool_limits
@@ -145,6 +146,15 @@ def test_one_csr_row_does_not_copy_the_weights():
     model.predict_topk(row, 5)
     weight_bytes = model.weights_.nbytes
     assert _peak_traced_bytes(lambda: model.predict_topk(row, 5)) < weight_bytes / 20
+
+
+@pytest.mark.parametrize("cls", [OneVsAll, Softmax])
+def test_unfitted_model_raises_not_fitted(cls):
+    X = np.zeros((2, 3))
+    for call in (lambda m: m.predict_topk(X, 1), lambda m: m.log_proba(X, [0, 1]),
+                 lambda m: m.path_cost(X), lambda m: m.support_size(X)):
+        with pytest.raises(NotFittedError):
+            call(cls())
 
 
 def test_path_cost_is_the_number_of_classes_scored():
