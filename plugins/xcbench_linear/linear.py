@@ -1,53 +1,85 @@
 """Linear flat classifiers: a shared scorer and two ways to train and normalise it."""
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
-from scipy.special import log_expit
+from joblib import effective_n_jobs
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.exceptions import NotFittedError
 
+from . import chunked_lbfgs
 from .chunked_lbfgs import fit_chunked_lbfgs
-from xcbench.method import Method, check_labels, check_X, log_normalize, topk_from_scores
+from .scoring import linear_scores, log_normalise_rows
+from xcbench.method import Method, check_labels, check_X, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
 
+_COMMON_CONSTRAINTS = {
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
 
 class _LinearClassifier(Method):
-    """Scores s = X W^T + b over the classes seen in training; absent classes get p = 0."""
+    """Scores s = X W^T + b over the classes seen in training; absent classes get p = 0.
+
+    The weights are stored once, as ``weights_`` = W^T (D, K_seen) C-ordered: a CSR row
+    adds one contiguous K-vector per stored feature (O(nnz K)), a dense block is one BLAS
+    product. ``coef_`` is the (K_seen, D) view of it, as in scikit-learn.
+    """
+
+    _sigmoid = False  # normalise sigmoid(s) (one-vs-all) rather than softmax(s)
 
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         X = check_X(X)
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X has shape {X.shape}; fit needs at least one row and one "
+                             "feature")
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         self.n_features_in_ = X.shape[1]
         self.classes_ = np.unique(y)
         self._index_of = np.full(self.n_classes_, -1, dtype=np.int64)  # label -> seen index
         self._index_of[self.classes_] = np.arange(len(self.classes_))
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
-            self.coef_ = np.zeros((1, X.shape[1]))
-            self.intercept_ = np.zeros(1)
+            weights, intercept = np.zeros((X.shape[1], 1)), np.zeros(1)
         else:
-            self.coef_, self.intercept_ = self._train(X, y)
-        self.coef_ = np.ascontiguousarray(self.coef_, dtype=np.float64)
-        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64)
+            weights, intercept = self._train(X, y)
+        self.weights_ = np.ascontiguousarray(weights, dtype=np.float64)
+        self.intercept_ = np.ascontiguousarray(intercept, dtype=np.float64)
         return self
 
-    def _train(self, X, y):  # pragma: no cover - abstract
-        """Return (coef (K_seen, D), intercept (K_seen,)) for the classes in ``classes_``."""
-        raise NotImplementedError
+    def _check_fitted(self):
+        """NotFittedError before fit (scikit-learn's check_is_fitted costs ~10 us, a tenth of
+        one sparse prediction)."""
+        if "weights_" not in self.__dict__:
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
-    def _log_normalise(self, scores):  # pragma: no cover - abstract
-        """Turn raw scores (n, K_seen) into log-probabilities over the seen classes."""
+    @property
+    def coef_(self):
+        """The weights as (K_seen, D), a view of ``weights_``."""
+        return self.weights_.T
+
+    def _train(self, X, y):  # pragma: no cover - abstract
+        """Return (W^T (D, K_seen), intercept (K_seen,)) for the classes in ``classes_``."""
         raise NotImplementedError
 
     def _log_probs_chunks(self, X):
         """Yield (first row, log-probabilities over seen classes) for chunks of valid X."""
         step = max(1, _CHUNK_CELLS // len(self.classes_))
         for start in range(0, X.shape[0], step):
-            chunk = X[start:start + step]
-            scores = np.asarray(chunk @ self.coef_.T) + self.intercept_
-            yield start, self._log_normalise(scores)
+            scores = linear_scores(X, start, min(start + step, X.shape[0]), self.weights_,
+                                   self.intercept_)
+            log_normalise_rows(scores, self._sigmoid)
+            yield start, scores
 
     def predict_topk(self, X, k=1):
+        self._check_fitted()
         X = check_X(X, self.n_features_in_)
         n = X.shape[0]
         labels = np.empty((n, k), dtype=np.int64)
@@ -60,6 +92,7 @@ class _LinearClassifier(Method):
         return labels, scores
 
     def log_proba(self, X, y):
+        self._check_fitted()
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
         col = self._index_of[y]
@@ -73,14 +106,21 @@ class _LinearClassifier(Method):
         return out
 
     def support_size(self, X):
+        self._check_fitted()
         return np.full(X.shape[0], len(self.classes_), dtype=np.int64)
 
+    def path_cost(self, X):
+        """Every seen class is scored: K_seen vectors per row."""
+        self._check_fitted()
+        return np.full(X.shape[0], float(len(self.classes_)))
+
     def stats(self):
-        n_params = self.coef_.size + self.intercept_.size
+        n_params = self.weights_.size + self.intercept_.size
         return {
             "n_params": int(n_params),
-            "nonzero_params": int(np.count_nonzero(self.coef_) + np.count_nonzero(self.intercept_)),
-            "bytes": int(self.coef_.nbytes + self.intercept_.nbytes + self.classes_.nbytes),
+            "nonzero_params": int(np.count_nonzero(self.weights_)
+                                  + np.count_nonzero(self.intercept_)),
+            "bytes": int(self.weights_.nbytes + self.intercept_.nbytes + self.classes_.nbytes),
             "depth": 0,
             "leaves": 1,
             "classes_per_leaf_mean": float(len(self.classes_)),
@@ -89,17 +129,37 @@ class _LinearClassifier(Method):
         }
 
 
+def _bytes_of_labels(n_samples: int) -> int:
+    """The per-row vectors ``fit`` itself makes (labels as int64, seen index, unique)."""
+    return 32 * n_samples
+
+
 class Softmax(_LinearClassifier):
-    """Multinomial logistic regression, L2-regularised, trained by scikit-learn.
+    """Multinomial logistic regression, L2-regularised.
 
     Parameters: ``C`` inverse regularisation strength, ``max_iter``, ``tol``, ``solver``:
-    any multinomial solver of ``sklearn.linear_model.LogisticRegression``, or
-    ``"chunked-lbfgs"`` (the same objective with the loss computed over row chunks, memory
-    bounded; see ``chunked_lbfgs``), or ``"auto"`` (default): scikit-learn's lbfgs while an
-    n x K matrix of doubles fits in ``AUTO_MEMORY_BYTES``, chunked beyond; ``random_state``.
+    ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
+    ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
+    over row chunks, memory bounded; see ``chunked_lbfgs``), or ``"auto"`` (default):
+    scikit-learn's lbfgs while an n x K matrix of doubles fits in ``AUTO_MEMORY_BYTES``,
+    chunked beyond; ``random_state``.
+
+    Memory of ``fit`` beyond X (``estimate_memory``), with P = K (D + 1) parameters, in
+    bytes: chunked-lbfgs ``8 P (2 * 20 + 35) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
+    (L-BFGS history of 20 pairs, see ``chunked_lbfgs.memory_bytes``); scikit-learn
+    (measured with tracemalloc on scikit-learn 1.9, then rounded up; lbfgs checked on 1.3 too) lbfgs
+    ``8 (3 nK + 52 P) + 64 n``, newton-cg ``8 (5 nK + 14 P) + 64 n``, sag / saga
+    ``8 (1.5 nK + 7 P) + 64 n``. Prediction scores ``2^22 / K`` rows at a time.
     """
 
     AUTO_MEMORY_BYTES = 2 * 1024**3
+    _SKLEARN_COST = {"lbfgs": (3.0, 52.0), "newton-cg": (5.0, 14.0), "sag": (1.5, 7.0),
+                     "saga": (1.5, 7.0)}  # doubles per (n K, P), see the class docstring
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "solver": [StrOptions({"auto", "chunked-lbfgs", *_SKLEARN_COST})],
+    }
 
     def __init__(self, C=1.0, max_iter=100, tol=1e-4, solver="auto", random_state=None):
         self.C = C
@@ -108,38 +168,65 @@ class Softmax(_LinearClassifier):
         self.solver = solver
         self.random_state = random_state
 
-    def _train(self, X, y):
-        solver = self.solver
-        if solver == "auto":
-            too_big = X.shape[0] * len(self.classes_) * 8 > self.AUTO_MEMORY_BYTES
-            solver = "chunked-lbfgs" if too_big else "lbfgs"
+    def _resolved_solver(self, n_samples: int, n_classes: int) -> str:
+        if self.solver != "auto":
+            return self.solver
+        too_big = n_samples * n_classes * 8 > self.AUTO_MEMORY_BYTES
+        return "chunked-lbfgs" if too_big else "lbfgs"
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Upper estimate of fit's peak bytes beyond X (formulas in the class docstring)."""
+        solver = self._resolved_solver(n_samples, n_classes)
+        base = _bytes_of_labels(n_samples)
         if solver == "chunked-lbfgs":
-            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                   "softmax", C=self.C, max_iter=self.max_iter,
-                                                   tol=self.tol)
-            return coef, intercept
+            return base + chunked_lbfgs.memory_bytes(n_samples, n_features, nnz, n_classes)
+        per_nk, per_param = self._SKLEARN_COST[solver]
+        n_params = n_classes * (n_features + 1)
+        return int(base + 8 * (per_nk * n_samples * n_classes + per_param * n_params)
+                   + 32 * n_samples)
+
+    def _train(self, X, y):
+        solver = self._resolved_solver(X.shape[0], len(self.classes_))
+        if solver == "chunked-lbfgs":
+            weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
+                                                      "softmax", C=self.C,
+                                                      max_iter=self.max_iter, tol=self.tol)
+            return weights, intercept
         model = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
                                    solver=solver, random_state=self.random_state)
         model.fit(X, y)
         if len(self.classes_) == 2:  # sklearn stores one row for two classes
-            return np.vstack([-model.coef_ / 2, model.coef_ / 2]), \
+            return np.vstack([-model.coef_ / 2, model.coef_ / 2]).T, \
                 np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2])
-        return model.coef_, model.intercept_
-
-    def _log_normalise(self, scores):
-        return log_normalize(scores)
+        return model.coef_.T, model.intercept_
 
 
 class OneVsAll(_LinearClassifier):
-    """One binary logistic regression per class, trained by scikit-learn.
+    """One binary logistic regression per class.
 
     p(y|x) is each class's sigmoid normalised over the classes (as scikit-learn's
     ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C``, ``max_iter``, ``tol``,
     ``solver``: ``"joint-lbfgs"`` (default: all K problems as one L-BFGS problem, see
-    ``chunked_lbfgs``) or any scikit-learn LogisticRegression solver (``"liblinear"``,
-    ``"lbfgs"``, ...) run once per class through ``OneVsRestClassifier``; ``n_jobs``
-    (binary problems trained in parallel, scikit-learn solvers only), ``random_state``.
+    ``chunked_lbfgs``) or a scikit-learn LogisticRegression solver (``"liblinear"``,
+    ``"lbfgs"``, ``"newton-cg"``, ``"sag"``, ``"saga"``) run once per class through
+    ``OneVsRestClassifier``; ``n_jobs`` (binary problems trained in parallel, scikit-learn
+    solvers only), ``random_state``.
+
+    Memory of ``fit`` beyond X (``estimate_memory``), with P = K (D + 1) parameters, in
+    bytes: joint-lbfgs ``8 P (2 * 20 + 35) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
+    (see ``chunked_lbfgs.memory_bytes``); a scikit-learn solver
+    ``24 P + 56 n + jobs * (8 * 52 (D + 1) + 64 n)``, plus for liblinear its copy of X,
+    ``jobs * 16 (nnz + 2n)`` (the K fitted rows are kept, stacked and transposed: 3 P; each
+    of ``jobs`` parallel binary problems runs an L-BFGS-sized solver over D + 1 weights).
     """
+
+    _sigmoid = True
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "solver": [StrOptions({"joint-lbfgs", "lbfgs", "liblinear", "newton-cg", "sag",
+                               "saga"})],
+        "n_jobs": [None, Integral],
+    }
 
     def __init__(self, C=1.0, max_iter=200, tol=1e-4, solver="joint-lbfgs", n_jobs=1,
                  random_state=None):
@@ -150,12 +237,24 @@ class OneVsAll(_LinearClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Upper estimate of fit's peak bytes beyond X (formulas in the class docstring)."""
+        base = _bytes_of_labels(n_samples)
+        if self.solver == "joint-lbfgs":
+            return base + chunked_lbfgs.memory_bytes(n_samples, n_features, nnz, n_classes)
+        jobs = min(effective_n_jobs(self.n_jobs), max(n_classes, 1))
+        per_problem = 8 * 52 * (n_features + 1) + 64 * n_samples
+        if self.solver == "liblinear":
+            per_problem += 16 * (nnz + 2 * n_samples)
+        return int(base + 24 * n_classes * (n_features + 1) + 24 * n_samples
+                   + jobs * per_problem)
+
     def _train(self, X, y):
         if self.solver == "joint-lbfgs":
-            coef, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                   "ova", C=self.C, max_iter=self.max_iter,
-                                                   tol=self.tol)
-            return coef, intercept
+            weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
+                                                      "ova", C=self.C, max_iter=self.max_iter,
+                                                      tol=self.tol)
+            return weights, intercept
         binary = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
                                     solver=self.solver, random_state=self.random_state)
         model = OneVsRestClassifier(binary, n_jobs=self.n_jobs).fit(X, y)
@@ -164,8 +263,4 @@ class OneVsAll(_LinearClassifier):
         if len(self.classes_) == 2:  # sklearn fits one problem for two classes
             coef = np.vstack([-coef, coef])
             intercept = np.concatenate([-intercept, intercept])
-        return coef, intercept
-
-    def _log_normalise(self, scores):
-        log_sig = log_expit(scores)
-        return log_normalize(log_sig)
+        return coef.T, intercept
