@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from .data.synthetic import make_hierarchical
 from .method import MethodSpec
+from .validate import check_log_proba_output, check_topk_output
 
 N_CLASSES = 12
 
@@ -54,22 +55,19 @@ def _log_proba(m, X, y):
 
 
 def _check_topk_output(labels, scores, n, k, n_classes, where):
-    assert labels.shape == (n, k) and scores.shape == (n, k), \
-        f"{where}: predict_topk must return two ({n}, {k}) arrays, got {labels.shape}, {scores.shape}"
-    assert np.issubdtype(labels.dtype, np.integer), f"{where}: labels must be integers, got {labels.dtype}"
-    assert np.issubdtype(scores.dtype, np.floating), f"{where}: scores must be floats, got {scores.dtype}"
-    valid = labels >= 0
-    assert np.all(labels[valid] < n_classes), f"{where}: a label is >= n_classes ({n_classes})"
-    assert np.all(labels[~valid] == -1), f"{where}: a label is negative but not the -1 padding"
-    assert np.all(np.isneginf(scores[~valid])), f"{where}: padding (-1) must have score -inf"
-    assert np.all(valid[:, 0]), f"{where}: every row needs at least one predicted label"
-    # valid entries first, then padding; scores non-increasing along each row
-    assert np.all(valid[:, :-1] | ~valid[:, 1:]), f"{where}: padding must come after real labels"
-    s = np.where(valid, scores, -np.inf)
-    assert np.all((s[:, :-1] >= s[:, 1:]) | ~valid[:, 1:]), f"{where}: rows not sorted by score"
-    for row in labels:
-        real = row[row >= 0]
-        assert len(set(real.tolist())) == len(real), f"{where}: a label repeats within a row"
+    """check_topk_output as an AssertionError prefixed with ``where``."""
+    try:
+        check_topk_output(labels, scores, n, k, n_classes)
+    except ValueError as exc:
+        raise AssertionError(f"{where}: {exc}") from None
+
+
+def _check_log_proba_output(log_p, n, where):
+    """check_log_proba_output as an AssertionError prefixed with ``where``."""
+    try:
+        check_log_proba_output(log_p, n)
+    except ValueError as exc:
+        raise AssertionError(f"{where}: {exc}") from None
 
 
 def check_fit_predict_dense(factory, data):
@@ -110,9 +108,7 @@ def check_absent_classes(factory, data):
     _check_topk_output(labels, scores, len(yt), N_CLASSES, N_CLASSES, "classes absent from training")
     log_p = _log_proba(m, Xt, yt)
     if log_p is not None:
-        assert log_p.shape == (len(yt),), f"log_proba shape {log_p.shape} != ({len(yt)},)"
-        assert not np.isnan(log_p).any() and np.all(log_p <= 1e-9), \
-            "log_proba must be <= 0, not NaN"
+        _check_log_proba_output(log_p, len(yt), "classes absent from training")
 
 
 def check_log_proba(factory, data):
@@ -121,10 +117,7 @@ def check_log_proba(factory, data):
     log_p = _log_proba(m, Xt, yt)
     if log_p is None:  # no probability model: nothing more to check
         return
-    assert log_p.shape == (len(yt),) and np.issubdtype(log_p.dtype, np.floating), \
-        f"log_proba must return ({len(yt)},) floats, got {log_p.shape} {log_p.dtype}"
-    assert not np.isnan(log_p).any(), "log_proba returned NaN (use -inf for probability zero)"
-    assert np.all(log_p <= 1e-9), f"log_proba must be <= 0, max was {log_p.max()}"
+    _check_log_proba_output(log_p, len(yt), "log_proba")
     assert np.isfinite(log_p).mean() > 0.5, "log_proba is -inf for most rows of an easy problem"
     support = m.support_size(Xt)
     assert support.shape == (len(yt),) and np.all((support >= 1) & (support <= N_CLASSES)), \
