@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import xcbench
 from xcbench.method import MethodSpec, check_labels, check_X, topk_from_scores
@@ -70,3 +71,45 @@ def test_softmax_probabilities_sum_to_one():
     m.fit(X, y)
     total = sum(np.exp(m.log_proba(X, np.full(200, c))) for c in range(4))
     np.testing.assert_allclose(total, 1.0, rtol=1e-10)
+
+
+def test_check_X_refuses_no_rows_at_fit_only():
+    with pytest.raises(ValueError, match="0 rows; fit needs at least one example"):
+        check_X(np.zeros((0, 3)))
+    assert check_X(np.zeros((0, 3)), n_features=3).shape == (0, 3)  # predicting nothing is fine
+
+
+def test_check_X_refuses_values_beyond_float32_range():
+    with pytest.raises(ValueError, match="beyond the float32 range.*rescale"):
+        check_X(np.array([[1.0, 3e200]]))
+    with pytest.raises(ValueError, match="beyond the float32 range"):
+        check_X(sp.csr_matrix(np.array([[0.0, -1e39]])))
+    check_X(np.array([[1.0, 3e38]]))
+
+
+def test_check_X_refuses_non_numeric_features():
+    with pytest.raises(ValueError, match="must hold numbers, got dtype <U1"):
+        check_X(np.array([["a", "b"]]))
+
+
+def test_check_labels_refuses_strings_and_fractions():
+    with pytest.raises(ValueError, match="dtype <U3.*LabelEncoder"):
+        check_labels(np.array(["cat", "dog"]), 2)
+    with pytest.raises(ValueError, match="dtype object"):
+        check_labels(np.array([1, "b"], dtype=object), 2)
+    with pytest.raises(ValueError, match="found 1.5"):
+        check_labels(np.array([0.0, 1.5]), 2)
+    with pytest.raises(ValueError, match="y is empty"):
+        check_labels(np.array([], dtype=int), 0)
+    assert check_labels(np.array([0.0, 2.0]), 2)[0].dtype == np.int64
+
+
+@pytest.mark.parametrize("name", ["ova", "softmax", "hsm", "lomtree"])
+def test_methods_refuse_bad_input_at_fit(name):
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 4
+    with pytest.raises(ValueError, match="0 rows"):
+        xcbench.make_method(name).fit(X[:0], y[:0])
+    with pytest.raises(ValueError, match="LabelEncoder"):
+        xcbench.make_method(name).fit(X, np.array(list("abcd") * 5))
+    with pytest.raises(ValueError, match="float32 range"):
+        xcbench.make_method(name).fit(X * 1e200, y)
