@@ -4,12 +4,25 @@ import scipy.sparse as sp
 
 import xcbench
 from xcbench.method import MethodSpec, check_labels, check_X, topk_from_scores
-from xcbench.testing import check_method
+from xcbench.testing import check_method, parametrize_with_checks
+
+#: Built-in methods with small settings (as in their own tests).
+BUILTIN = ["ova", "softmax", ("hsm", {"lr": 0.05, "epochs": 20}), "lomtree",
+           ("recall_tree", {"hash_bits": 16}), ("st", {"k": 4, "depth": 2, "n_iter": 4,
+                                                       "alpha": 0.1}),
+           ("ast", {"depth0": 1, "initial_iter": 2, "global_iter": 1, "max_stages": 2,
+                    "expand_iter": 2, "alpha": 0.1})]
+
+#: Known failures, to be removed as the plugins are fixed.
+_STATS_IN_PREDICT = ("predict_topk stores a per-prediction statistic on the model "
+                     "(issue 11 defect 15); path_cost is to replace it")
+EXPECTED_FAILURES = {name: {"check_predict_is_pure": _STATS_IN_PREDICT}
+                     for name in ("hsm", "lomtree", "recall_tree", "st", "ast")}
 
 
-@pytest.mark.parametrize("name", ["ova", "softmax"])
-def test_builtin_methods_conform(name):
-    check_method(name)
+@parametrize_with_checks(BUILTIN, expected_failures=lambda m: EXPECTED_FAILURES.get(m, {}))
+def test_builtin_methods_conform(check):
+    check()
 
 
 def test_unknown_parameter_lists_valid_ones():
@@ -113,3 +126,14 @@ def test_methods_refuse_bad_input_at_fit(name):
         xcbench.make_method(name).fit(X, np.array(list("abcd") * 5))
     with pytest.raises(ValueError, match="float32 range"):
         xcbench.make_method(name).fit(X * 1e200, y)
+
+
+def test_learned_attribute_before_fit_is_not_fitted_error():
+    from sklearn.exceptions import NotFittedError
+
+    m = xcbench.make_method("softmax")
+    with pytest.raises(NotFittedError, match="not fitted yet.*call fit"):
+        m.predict_topk(np.zeros((1, 3)), 1)
+    assert not hasattr(m, "coef_")
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        m.nope

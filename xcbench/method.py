@@ -39,6 +39,16 @@ FAMILIES = ("flat", "tree", "embedding")
 class Method(BaseEstimator):
     """Base class for xcbench methods (see the module docstring for the contract)."""
 
+    def __getattr__(self, name):
+        """Reading a learned attribute (public, ending in ``_``) before ``fit`` raises
+        NotFittedError (an AttributeError, so ``hasattr`` still answers False)."""
+        if name.endswith("_") and not name.startswith("_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet (no {name}): "
+                                 "call fit before predicting")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def fit(self, X, y, n_classes: int | None = None):  # pragma: no cover - abstract
         """Learn from X (n, D) and labels y in 0..K-1; ``n_classes`` defaults to max(y)+1."""
         raise NotImplementedError
