@@ -26,6 +26,7 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -123,13 +124,18 @@ def check_X(X, n_features: int | None = None, name: str = "X"):
         raise ValueError(
             f"{name} has {X.shape[1]} features but the model was fitted with {n_features}"
         )
-    if data.size and not np.isfinite(data).all():
-        raise ValueError(f"{name} contains NaN or infinite values; clean or impute them first")
-    if data.size and np.abs(data).max() > MAX_ABS_FEATURE:
-        raise ValueError(
-            f"{name} has a value of magnitude {np.abs(data).max():.3g}, beyond the float32 "
-            f"range ({MAX_ABS_FEATURE:.3g}) where scores overflow; rescale the features"
-        )
+    if data.size:
+        # one reduction; NaN propagates. Large X: min and max, no temporary copy of X
+        top = (float(np.abs(data).max()) if data.size <= 1 << 16
+               else max(-float(data.min()), float(data.max())))
+        if not math.isfinite(top):
+            raise ValueError(f"{name} contains NaN or infinite values; clean or impute them "
+                             "first")
+        if top > MAX_ABS_FEATURE:
+            raise ValueError(
+                f"{name} has a value of magnitude {top:.3g}, beyond the float32 range "
+                f"({MAX_ABS_FEATURE:.3g}) where scores overflow; rescale the features"
+            )
     return X
 
 
