@@ -6,10 +6,17 @@ import xcbench
 from xcbench.method import MethodSpec, check_labels, check_X, topk_from_scores
 from xcbench.testing import check_method, parametrize_with_checks
 
+
+def _recall_tree_small():
+    """A small hash table for recall_tree (``hash_bits`` is being replaced by ``bits``)."""
+    valid = xcbench.get_method_spec("recall_tree").valid_params()
+    return {"hash_bits": 16} if "hash_bits" in valid else {}
+
+
 #: Built-in methods with small settings (as in their own tests).
 BUILTIN = ["ova", "softmax", ("hsm", {"lr": 0.05, "epochs": 20}), "lomtree",
-           ("recall_tree", {"hash_bits": 16}), ("st", {"k": 4, "depth": 2, "n_iter": 4,
-                                                       "alpha": 0.1}),
+           ("recall_tree", _recall_tree_small()), ("st", {"k": 4, "depth": 2, "n_iter": 4,
+                                                          "alpha": 0.1}),
            ("ast", {"depth0": 1, "initial_iter": 2, "global_iter": 1, "max_stages": 2,
                     "expand_iter": 2, "alpha": 0.1})]
 
