@@ -161,3 +161,45 @@ def test_status_reports_cached_local_and_missing(tmp_path, shared_data, monkeypa
     xcbench.load_dataset("letter", shared_data)
     assert dataset_status(spec, shared_data) == "cached"
     assert dataset_status(get_dataset_spec("synthetic"), tmp_path) == "generated"
+
+
+def test_ptb_sparse_on_a_tiny_corpus(tmp_path):
+    from xcbench.data.ptb_sparse import build_ptb_sparse
+
+    (tmp_path / "train.txt").write_text("a b c d e\na b <unk> a\nz\n")
+    (tmp_path / "test.txt").write_text("a b c q\nq a b c\nb c\n")
+    params = {"context": 3, "missing_context": "drop", "eos": False}
+    arrays, k, info = build_ptb_sparse({"train": tmp_path / "train.txt",
+                                        "test": tmp_path / "test.txt"}, params)
+    # every train word type is a class, most frequent first, ties alphabetical
+    assert info["class_names"] == ["a", "b", "<unk>", "c", "d", "e", "z"] and k == 7
+    X, y = arrays["X_train"], arrays["y_train"]
+    # sentence 1: (a b c)->d, (b c d)->e; sentence 2: (a b <unk>)->a; no cross-sentence rows
+    assert y.tolist() == [4, 5, 0] and X.shape == (3, 3 * 7) and X.format == "csr"
+    assert np.diff(X.indptr).tolist() == [3, 3, 3] and X.dtype == np.float32
+    # column p * V + w: word w at context position p (0 = earliest)
+    assert X[0].indices.tolist() == [0 * 7 + 0, 1 * 7 + 1, 2 * 7 + 3]
+    # test: target q is no class (dropped); context q is unknown (dropped); b c is too short
+    assert arrays["y_test"].tolist() == [] and arrays["X_test"].shape == (0, 21)
+    zero = build_ptb_sparse({"train": tmp_path / "train.txt", "test": tmp_path / "test.txt"},
+                            {**params, "missing_context": "zero"})[0]
+    assert zero["y_test"].tolist() == [3] and zero["X_test"].indices.tolist() == [7, 14 + 1]
+    eos = build_ptb_sparse({"train": tmp_path / "train.txt", "test": tmp_path / "test.txt"},
+                           {**params, "eos": True})
+    # <eos> ends all 3 sentences: a class (tied with a, 3 times: alphabetical first) and the
+    # last target of each sentence of >= 3 words
+    assert eos[2]["class_names"][:3] == ["<eos>", "a", "b"] and eos[1] == 8
+    assert eos[0]["y_train"].tolist() == [5, 6, 0, 1, 0]  # d e <eos> | a <eos>
+
+
+def test_ptb_sparse_real_shape(shared_data):
+    ds = xcbench.load_dataset("ptb-sparse", shared_data)
+    st = ds.stats
+    assert st["n_classes"] == 10000 and st["n_features"] == 30000 and st["sparse"]
+    assert set(np.diff(ds.X_train.indptr)) == {3} and set(np.diff(ds.X_test.indptr)) == {3}
+    assert ds.info["class_names"][:4] == ["the", "<unk>", "<eos>", "N"]
+    # every position of a sentence + <eos> after the first 3 tokens is an example
+    from xcbench.data.ptb import read_sentences
+
+    train = read_sentences(shared_data / "ptb" / "ptb.train.txt.xz")
+    assert st["n_train"] == sum(max(0, len(s) + 1 - 3) for s in train)

@@ -1,14 +1,35 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import xcbench
 from xcbench.method import MethodSpec, check_labels, check_X, topk_from_scores
-from xcbench.testing import check_method
+from xcbench.testing import check_method, parametrize_with_checks
 
 
-@pytest.mark.parametrize("name", ["ova", "softmax"])
-def test_builtin_methods_conform(name):
-    check_method(name)
+def _recall_tree_small():
+    """A small hash table for recall_tree (``hash_bits`` is being replaced by ``bits``)."""
+    valid = xcbench.get_method_spec("recall_tree").valid_params()
+    return {"hash_bits": 16} if "hash_bits" in valid else {}
+
+
+#: Built-in methods with small settings (as in their own tests).
+BUILTIN = ["ova", "softmax", ("hsm", {"lr": 0.05, "epochs": 20}), "lomtree",
+           ("recall_tree", _recall_tree_small()), ("st", {"k": 4, "depth": 2, "n_iter": 4,
+                                                          "alpha": 0.1}),
+           ("ast", {"depth0": 1, "initial_iter": 2, "global_iter": 1, "max_stages": 2,
+                    "expand_iter": 2, "alpha": 0.1})]
+
+#: Known failures, to be removed as the plugins are fixed.
+_STATS_IN_PREDICT = ("predict_topk stores a per-prediction statistic on the model "
+                     "(issue 11 defect 15); path_cost is to replace it")
+EXPECTED_FAILURES = {name: {"check_predict_is_pure": _STATS_IN_PREDICT}
+                     for name in ("hsm", "lomtree", "recall_tree", "st", "ast")}
+
+
+@parametrize_with_checks(BUILTIN, expected_failures=lambda m: EXPECTED_FAILURES.get(m, {}))
+def test_builtin_methods_conform(check):
+    check()
 
 
 def test_unknown_parameter_lists_valid_ones():
@@ -70,3 +91,56 @@ def test_softmax_probabilities_sum_to_one():
     m.fit(X, y)
     total = sum(np.exp(m.log_proba(X, np.full(200, c))) for c in range(4))
     np.testing.assert_allclose(total, 1.0, rtol=1e-10)
+
+
+def test_check_X_refuses_no_rows_at_fit_only():
+    with pytest.raises(ValueError, match="0 rows; fit needs at least one example"):
+        check_X(np.zeros((0, 3)))
+    assert check_X(np.zeros((0, 3)), n_features=3).shape == (0, 3)  # predicting nothing is fine
+
+
+def test_check_X_refuses_values_beyond_float32_range():
+    with pytest.raises(ValueError, match="beyond the float32 range.*rescale"):
+        check_X(np.array([[1.0, 3e200]]))
+    with pytest.raises(ValueError, match="beyond the float32 range"):
+        check_X(sp.csr_matrix(np.array([[0.0, -1e39]])))
+    check_X(np.array([[1.0, 3e38]]))
+
+
+def test_check_X_refuses_non_numeric_features():
+    with pytest.raises(ValueError, match="must hold numbers, got dtype <U1"):
+        check_X(np.array([["a", "b"]]))
+
+
+def test_check_labels_refuses_strings_and_fractions():
+    with pytest.raises(ValueError, match="dtype <U3.*LabelEncoder"):
+        check_labels(np.array(["cat", "dog"]), 2)
+    with pytest.raises(ValueError, match="dtype object"):
+        check_labels(np.array([1, "b"], dtype=object), 2)
+    with pytest.raises(ValueError, match="found 1.5"):
+        check_labels(np.array([0.0, 1.5]), 2)
+    with pytest.raises(ValueError, match="y is empty"):
+        check_labels(np.array([], dtype=int), 0)
+    assert check_labels(np.array([0.0, 2.0]), 2)[0].dtype == np.int64
+
+
+@pytest.mark.parametrize("name", ["ova", "softmax", "hsm", "lomtree"])
+def test_methods_refuse_bad_input_at_fit(name):
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 4
+    with pytest.raises(ValueError, match="0 rows"):
+        xcbench.make_method(name).fit(X[:0], y[:0])
+    with pytest.raises(ValueError, match="LabelEncoder"):
+        xcbench.make_method(name).fit(X, np.array(list("abcd") * 5))
+    with pytest.raises(ValueError, match="float32 range"):
+        xcbench.make_method(name).fit(X * 1e200, y)
+
+
+def test_learned_attribute_before_fit_is_not_fitted_error():
+    from sklearn.exceptions import NotFittedError
+
+    m = xcbench.make_method("softmax")
+    with pytest.raises(NotFittedError, match="not fitted yet.*call fit"):
+        m.predict_topk(np.zeros((1, 3)), 1)
+    assert not hasattr(m, "coef_")
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        m.nope

@@ -26,6 +26,7 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -38,6 +39,16 @@ FAMILIES = ("flat", "tree", "embedding")
 
 class Method(BaseEstimator):
     """Base class for xcbench methods (see the module docstring for the contract)."""
+
+    def __getattr__(self, name):
+        """Reading a learned attribute (public, ending in ``_``) before ``fit`` raises
+        NotFittedError (an AttributeError, so ``hasattr`` still answers False)."""
+        if name.endswith("_") and not name.startswith("_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet (no {name}): "
+                                 "call fit before predicting")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def fit(self, X, y, n_classes: int | None = None):  # pragma: no cover - abstract
         """Learn from X (n, D) and labels y in 0..K-1; ``n_classes`` defaults to max(y)+1."""
@@ -79,10 +90,17 @@ def _n_rows(X) -> int:
     return X.shape[0]
 
 
+#: Largest feature magnitude accepted: the float32 range. Larger values are a scaling
+#: mistake, become inf in float32 methods (VW, fastText, napkinXC) and overflow scores.
+MAX_ABS_FEATURE = float(np.finfo(np.float32).max)
+
+
 def check_X(X, n_features: int | None = None, name: str = "X"):
     """Validate a feature matrix; return it as float64 C-ordered ndarray or CSR matrix.
 
-    Raises ValueError naming the problem (dimension, feature count, NaN/inf).
+    Raises ValueError naming the problem and the fix: not 2-d, wrong feature count, no rows
+    when fitting (``n_features`` None), NaN/inf, non-numeric values, or a value with
+    ``|x| > MAX_ABS_FEATURE`` (3.4e38, the float32 range: rescale such features).
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -97,27 +115,56 @@ def check_X(X, n_features: int | None = None, name: str = "X"):
                 "reshape a single example with x.reshape(1, -1)"
             )
         if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
+            X = _as_float(X, name)
         X = np.ascontiguousarray(X)
         data = X
+    if n_features is None and X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 rows; fit needs at least one example")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{name} has {X.shape[1]} features but the model was fitted with {n_features}"
         )
-    if data.size and not np.isfinite(data).all():
-        raise ValueError(f"{name} contains NaN or infinite values; clean or impute them first")
+    if data.size:
+        # one reduction; NaN propagates. Large X: min and max, no temporary copy of X
+        top = (float(np.abs(data).max()) if data.size <= 1 << 16
+               else max(-float(data.min()), float(data.max())))
+        if not math.isfinite(top):
+            raise ValueError(f"{name} contains NaN or infinite values; clean or impute them "
+                             "first")
+        if top > MAX_ABS_FEATURE:
+            raise ValueError(
+                f"{name} has a value of magnitude {top:.3g}, beyond the float32 range "
+                f"({MAX_ABS_FEATURE:.3g}) where scores overflow; rescale the features"
+            )
     return X
 
 
+def _as_float(X: np.ndarray, name: str) -> np.ndarray:
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold numbers, got dtype {X.dtype}; encode "
+                         "non-numeric features as numbers first")
+    return X.astype(np.float64)
+
+
 def check_labels(y, n_samples: int, n_classes: int | None = None):
-    """Validate labels: 1-d integers in 0..K-1, one per row. Return (y as int64, K)."""
+    """Validate labels: 1-d integers in 0..K-1, one per row. Return (y as int64, K).
+
+    Floats are accepted when they hold whole numbers; strings and other non-numeric labels
+    are refused (encode them first, e.g. with sklearn.preprocessing.LabelEncoder).
+    """
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n_samples:
         raise ValueError(f"y must have shape ({n_samples},), got {y.shape}")
-    if y.size and not np.issubdtype(y.dtype, np.integer):
-        if not np.all(np.mod(y, 1) == 0):
-            raise ValueError("y must hold integer class labels 0..K-1")
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"y must hold integer class labels 0..K-1, got dtype {y.dtype}; "
+                         "encode labels first, e.g. with sklearn.preprocessing.LabelEncoder")
+    if y.size and y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
+        bad = float(y[np.mod(y, 1) != 0][0])
+        raise ValueError(f"y must hold integer class labels 0..K-1, found {bad!r}; "
+                         "encode labels first, e.g. with sklearn.preprocessing.LabelEncoder")
     y = y.astype(np.int64)
+    if not y.size and n_classes is None:
+        raise ValueError("y is empty; fit needs at least one labelled example")
     if y.size and y.min() < 0:
         raise ValueError(f"labels must be in 0..K-1; found {y.min()}")
     k = int(y.max()) + 1 if n_classes is None else int(n_classes)

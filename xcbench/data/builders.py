@@ -121,6 +121,11 @@ def get_builder(name: str):
         from .ptb import build_ptb_next_word, ptb_key_extras
 
         return build_ptb_next_word, ptb_key_extras
+    if name == "ptb_sparse":
+        from .ptb_sparse import build_ptb_sparse
+
+        return build_ptb_sparse, None
     if name not in BUILDERS:
-        raise KeyError(f"unknown builder {name!r}; known: {sorted([*BUILDERS, 'ptb_next_word'])}")
+        known = sorted([*BUILDERS, "ptb_next_word", "ptb_sparse"])
+        raise KeyError(f"unknown builder {name!r}; known: {known}")
     return BUILDERS[name], None

@@ -5,11 +5,13 @@ then renamed, so a failed or mismatched download leaves nothing behind.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from .dataset import Source
+from .hashmemo import file_sha256, sha256_of
+
+__all__ = ["ChecksumError", "DataError", "fetch", "local_source", "sha256_of", "verify"]
 
 
 class DataError(RuntimeError):
@@ -20,44 +22,68 @@ class ChecksumError(DataError):
     """A file's SHA-256 is not the one its recipe expects."""
 
 
-def sha256_of(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify(path: Path, expected: str | None) -> str:
-    """Return the file's SHA-256; raise ChecksumError naming both hashes if it differs."""
-    actual = sha256_of(path)
+    """Return the file's SHA-256 (remembered while the file is unchanged); raise
+    ChecksumError naming both hashes if it differs from ``expected``."""
+    from .cache import cache_dir
+
+    actual = file_sha256(path, cache_dir())
     if expected is not None and actual != expected.lower():
         raise ChecksumError(
-            f"{path}: SHA-256 mismatch: expected {expected}, got {actual}. The file is corrupt, "
-            f"truncated or a different version; delete it and load again to re-download "
-            f"(or place the right file there by hand)."
+            f"{path} is corrupt, truncated or another version (SHA-256 expected {expected}, "
+            f"got {actual}): delete it and load again to re-download it, or put the right "
+            f"file there."
         )
     return actual
+
+
+def local_source(source: Source, data_dir: Path) -> tuple[Source, Path] | None:
+    """The source (itself or its fallback) whose file ``fetch`` would use without
+    downloading, with its path; None when a download is needed first."""
+    target = Path(data_dir) / source.filename
+    if target.exists():
+        return source, target
+    if source.fallback is not None and not source.url:
+        return local_source(source.fallback, data_dir)
+    return None
+
+
+def _new_folders(folder: Path) -> list[Path]:
+    """``folder`` and its ancestors that do not exist yet, deepest first."""
+    new = []
+    while not folder.exists():
+        new.append(folder)
+        folder = folder.parent
+    return new
 
 
 def _download(source: Source, target: Path) -> None:
     import pooch
     import requests
 
-    target.parent.mkdir(parents=True, exist_ok=True)
+    created = _new_folders(target.parent)
     known = f"sha256:{source.sha256}" if source.sha256 else None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         pooch.retrieve(source.url, known_hash=known, fname=target.name, path=target.parent,
                        progressbar=True)
-    except requests.exceptions.RequestException as exc:
-        raise DataError(
-            f"could not download {source.url} ({type(exc).__name__}). If this machine is "
-            f"offline, fetch that URL elsewhere and place the file at {target}"
-        ) from exc
-    except ValueError as exc:  # pooch's hash mismatch; it has deleted the download
-        raise ChecksumError(f"download of {source.url} failed its checksum "
-                            f"and was deleted: {exc}") from exc
+    except BaseException as exc:
+        for folder in created:  # leave no empty folder behind
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        if isinstance(exc, requests.exceptions.RequestException):
+            raise DataError(
+                f"could not download {source.url} ({type(exc).__name__}): if this machine is "
+                f"offline, fetch that URL elsewhere and place the file at {target}."
+            ) from exc
+        if isinstance(exc, ValueError):  # pooch's hash mismatch; it deleted the download
+            raise ChecksumError(
+                f"the download of {source.url} failed its checksum and was deleted ({exc}): "
+                f"try again later, or place a file with SHA-256 {source.sha256} at {target}."
+            ) from exc
+        raise
 
 
 def fetch(source: Source, data_dir: Path, verify_local: bool = True) -> tuple[Path, str]:
@@ -73,12 +99,12 @@ def fetch(source: Source, data_dir: Path, verify_local: bool = True) -> tuple[Pa
             try:
                 return fetch(source.fallback, data_dir, verify_local)
             except DataError as exc:
-                raise DataError(f"{source.filename} is not in the data directory {data_dir}; "
+                raise DataError(f"{source.filename} is not in the data directory {data_dir}: "
                                 f"place it at {target}, or: {exc}") from exc
         if not source.url:
             raise DataError(f"{source.filename} is not in the data directory {data_dir} and has "
-                            f"no download URL; place the file at {target} (or point "
-                            f"--data-dir / XCBENCH_DATA_DIR at a folder that has it)")
+                            f"no download URL: place the file at {target} (or point "
+                            f"--data-dir / XCBENCH_DATA_DIR at a folder that has it).")
         _download(source, target)
     return target, (verify(target, source.sha256) if verify_local or not source.sha256
                     else source.sha256)

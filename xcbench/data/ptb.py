@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .fetch import DataError, sha256_of
+from .fetch import DataError
+from .hashmemo import sha256_of
 from .readers import FormatError, open_text
 
 GLOVE_FILES = ("glove/glove.6B.50d.txt", "glove/glove.6B.50d.txt.xz",

@@ -23,11 +23,13 @@ from .fetch import DataError
 
 
 class FormatError(DataError):
-    """A data file is malformed; the message names the file and the line."""
+    """A data file is malformed; the message names the file, the line and the fix."""
 
     def __init__(self, path, line: int | None, problem: str):
         where = f"{path}:{line}" if line else str(path)
-        super().__init__(f"{where}: {problem}")
+        fix = ("fix or remove that line, or replace the file" if line
+               else "replace it with a complete, valid copy")
+        super().__init__(f"{where}: {problem.rstrip('.')}; {fix}.")
         self.path, self.line, self.problem = path, line, problem
 
 

@@ -5,8 +5,9 @@ from pathlib import Path
 
 
 def dataset_status(spec, data_dir: Path) -> str:
-    """One word: ``generated``, ``cached`` (processed arrays ready), ``local`` (all sources
-    present), ``downloadable`` or ``missing``."""
+    """One word: ``generated``, ``cached`` (intact processed arrays of the source files as
+    they are now), ``local`` (all sources present; a corrupt cache entry is rebuilt from
+    them), ``downloadable`` or ``missing``."""
     if not spec.sources:
         return "generated"
     from .recipes import is_cached
