@@ -1,13 +1,18 @@
-"""asv benchmarks of hierarchical softmax: the three decoders' speed, and top-1 accuracy."""
+"""asv benchmarks of hierarchical softmax: the three decoders' speed, rows scored per
+prediction and top-1 accuracy, on the dense benchmark problem and on a sparse one whose
+weights are hashed."""
 import xcbench
+from xcbench.data.synthetic import make_sparse_hierarchical
 
-from .common import FittedModelBenchmark
+from .common import FittedModelBenchmark, single_thread
+
+DECODERS = ["exact", "greedy", "topk"]
 
 
 class HSMDecoders(FittedModelBenchmark):
     """One fitted HSM (k-means tree, so it learns the synthetic classes), three decoders."""
 
-    params = (["exact", "greedy", "topk"],)
+    params = (DECODERS,)
     param_names = ["decoder"]
 
     def setup_cache(self):
@@ -22,8 +27,19 @@ class HSMDecoders(FittedModelBenchmark):
         super().setup(cache, decoder)
         self.model.set_params(decoder=decoder)
 
-    def track_nodes_per_example(self, cache, decoder):
-        self.model.predict_topk(self.X, 1)
-        return self.model.stats()["nodes_per_prediction"]
+    def track_rows_scored_per_example(self, cache, decoder):
+        return float(self.model.path_cost(self.X).mean())
 
-    track_nodes_per_example.unit = "nodes"
+    track_rows_scored_per_example.unit = "rows"
+
+
+class HSMSparseHashed(HSMDecoders):
+    """HSM on a sparse problem (K=2000, D~18K, ~16 nonzeros a row) with its weights hashed
+    into 2^22 slots: single CSR rows cost O(nnz x path) for greedy/topk."""
+
+    def setup_cache(self):
+        data = make_sparse_hierarchical(n_classes=2000, bayes_samples=200, seed=0)
+        with single_thread():
+            model = xcbench.make_method("hsm", lr=0.05, epochs=3, bits=22, random_state=0)
+            model.fit(data.X_train, data.y_train, n_classes=data.n_classes)
+        return {decoder: model for decoder in DECODERS}, data

@@ -1,15 +1,22 @@
 """Hierarchical softmax (plugin xcbench_hsm): trees, decoders, probabilities."""
 import itertools
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xcbench
 from xcbench.testing import check_method
 from xcbench_hsm import HierarchicalSoftmax
+from xcbench_hsm.memory import weight_layout
+from xcbench_hsm.model import DECODERS
 from xcbench_hsm.tree import balanced_tree, huffman_tree, kmeans_tree
 
 
@@ -78,7 +85,7 @@ def _random_model(seed, n_classes, arity, n_features=5, tree="huffman"):
     y = rng.integers(0, n_classes, size=len(X))
     m = HierarchicalSoftmax(tree=tree, arity=arity, epochs=0, random_state=seed)
     m.fit(X, y, n_classes=n_classes)
-    m.coef_ = rng.normal(scale=2.0, size=m.coef_.shape)
+    m.weights_ = rng.normal(scale=2.0, size=m.weights_.shape)
     m.intercept_ = rng.normal(size=m.intercept_.shape)
     return m, rng.normal(size=(20, n_features))
 
@@ -107,12 +114,13 @@ def test_greedy_top1_is_the_greedy_descent():
     m, X = _random_model(3, 40, 2)
     labels, _ = m.set_params(decoder="greedy").predict_topk(X, 1)
     t = m.tree_
+    coef = m.weights_.reshape(t.n_rows, -1)  # the direct layout
     for i, x in enumerate(X):
         node = 0
         while True:
             start = t.child_ptr[node]
             row = t.edge_row[start]
-            p_first = 1 / (1 + math.exp(-(m.coef_[row] @ x + m.intercept_[row])))
+            p_first = 1 / (1 + math.exp(-(coef[row] @ x + m.intercept_[row])))
             child = t.children[start] if p_first >= 0.5 else t.children[start + 1]
             if child < 0:
                 assert labels[i, 0] == -child - 1
@@ -129,8 +137,202 @@ def test_topk_evaluates_far_fewer_nodes_than_exact_when_peaked():
         m = xcbench.make_method("hsm", tree=tree, lr=0.01, momentum=0.0, epochs=20,
                                 random_state=0)
         m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
-        m.set_params(decoder="topk").predict_topk(ds.X_test, 1)
-        assert m.stats()["nodes_per_prediction"] < 0.5 * m.tree_.n_nodes
+        cost = m.set_params(decoder="topk").path_cost(ds.X_test)
+        assert cost.mean() < 0.5 * m.tree_.n_nodes
         assert m.loss_curve_[-1] < m.loss_curve_[0]
         errors[tree] = float((m.predict(ds.X_test) != ds.y_test).mean())
     assert errors["kmeans"] < 0.1 < errors["huffman"]  # Bayes error is ~1%
+
+
+# ----- scalable storage, pure predict, path cost, memory, bad input (issues 10 and 11)
+
+def _sparse_problem(n=300, n_classes=20, n_features=500, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=n)
+    X = sp.random(n, n_features, density=0.02, random_state=seed, format="csr")
+    X = (X + sp.csr_matrix((np.ones(n), (np.arange(n), y)), shape=(n, n_features))).tocsr()
+    return X, y
+
+
+@pytest.mark.parametrize("bits", [None, 16])
+def test_csr_and_dense_inputs_give_the_same_model_and_predictions(bits):
+    X, y = _sparse_problem()
+    a = HierarchicalSoftmax(bits=bits, lr=0.1, epochs=2, random_state=0).fit(X, y)
+    b = HierarchicalSoftmax(bits=bits, lr=0.1, epochs=2, random_state=0).fit(X.toarray(), y)
+    assert a.stats()["weight_layout"] == ("direct" if bits is None else "hashed")
+    np.testing.assert_allclose(a.weights_, b.weights_, atol=1e-12)
+    for decoder in DECODERS:
+        for m in (a, b):
+            m.set_params(decoder=decoder)
+        sparse_out, dense_out = a.predict_topk(X[:50], 3), a.predict_topk(X[:50].toarray(), 3)
+        np.testing.assert_array_equal(sparse_out[0], dense_out[0])
+        np.testing.assert_allclose(sparse_out[1], dense_out[1], rtol=1e-10)
+        np.testing.assert_array_equal(b.predict_topk(X[:50], 3)[0], sparse_out[0])
+    np.testing.assert_allclose(a.log_proba(X, y), a.log_proba(X.toarray(), y), rtol=1e-10)
+
+
+def test_hashed_exact_decoder_equals_best_first_search():
+    X, y = _sparse_problem(seed=1)
+    m = HierarchicalSoftmax(bits=16, lr=0.1, epochs=2, random_state=0).fit(X, y)
+    exact = m.set_params(decoder="exact").predict_topk(X[:40], 4)
+    best_first = m.set_params(decoder="topk").predict_topk(X[:40], 4)
+    np.testing.assert_array_equal(exact[0], best_first[0])
+    np.testing.assert_allclose(exact[1], best_first[1], rtol=1e-10)
+
+
+def _state(m):
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()}
+
+
+def test_predict_and_path_cost_leave_the_model_unchanged():
+    """Predict is pure: before, hsm stored the last call's node count (so stats() reported
+    the last single-row prediction, not the mean)."""
+    X, y = _sparse_problem()
+    m = HierarchicalSoftmax(lr=0.1, epochs=2, random_state=0).fit(X, y)
+    before, stats = _state(m), m.stats()
+    for decoder in DECODERS:
+        m.set_params(decoder=decoder)
+        m.predict_topk(X[:30], 3)
+        m.predict_topk(X[:1], 1)
+        m.path_cost(X[:30])
+        m.log_proba(X[:30], y[:30])
+    m.set_params(decoder=before["decoder"])
+    after = _state(m)
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        assert np.array_equal(after[key], value) if isinstance(value, np.ndarray) \
+            else after[key] == value, key
+    assert m.stats() == stats
+
+
+def test_path_cost_per_decoder():
+    X, y = _sparse_problem()
+    m = HierarchicalSoftmax(lr=0.1, epochs=3, random_state=0).fit(X, y)
+    depths = np.diff(m.path_ptr_)
+    exact = m.set_params(decoder="exact").path_cost(X[:40])
+    np.testing.assert_array_equal(exact, np.full(40, m.n_classes_ - 1.0))
+    greedy = m.set_params(decoder="greedy").path_cost(X[:40])
+    top1 = m.predict(X[:40])
+    np.testing.assert_array_equal(greedy, depths[top1])  # binary: one row per node passed
+    topk = m.set_params(decoder="topk").path_cost(X[:40])
+    assert topk.dtype == np.float64 and np.all(topk >= depths[m.predict(X[:40])])
+    assert np.all(m.path_cost(X[:40], k=5) >= topk)
+
+
+def test_invalid_hyperparameters_are_refused_before_fitting():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    for bad in ({"epochs": -1}, {"lr": 0.0}, {"bits": 8}, {"momentum": 1.0},
+                {"decoder": "fast"}, {"tree": "random"}, {"arity": 1}):
+        m = HierarchicalSoftmax(**bad)
+        with pytest.raises(InvalidParameterError):
+            m._validate_params()
+        with pytest.raises(ValueError):
+            m.fit(np.eye(3), [0, 1, 2])
+
+
+def test_huge_features_are_refused_not_turned_into_nan():
+    """Issue 11: features x 1e200 gave NaN scores (the SGD step and w.x overflow)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 4)), rng.integers(0, 5, size=60)
+    with pytest.raises(ValueError, match="scale X"):
+        HierarchicalSoftmax().fit(X * 1e200, y)
+    m = HierarchicalSoftmax(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="scale X"):
+        m.predict_topk(X * 1e200, 2)
+    big = HierarchicalSoftmax(random_state=0).fit(X * 1e90, y)  # within the bound: finite
+    for decoder in DECODERS:
+        _, scores = big.set_params(decoder=decoder).predict_topk(X * 1e90, 3)
+        assert np.isfinite(scores).all()
+    assert np.isfinite(big.log_proba(X * 1e90, y)).all()
+
+
+def test_diverging_training_raises_a_clear_error():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 4)) * 1e80, rng.integers(0, 5, size=200)
+    with pytest.raises(ValueError, match="diverged"):
+        HierarchicalSoftmax(lr=1e200, epochs=3, random_state=0).fit(X, y)
+
+
+def test_auto_layout_hashes_only_when_the_direct_table_is_big():
+    small = HierarchicalSoftmax().estimate_memory(45000, 27, 45000 * 27, 1000)
+    assert small < 64 << 20
+    size, mask = weight_layout(10**6, 848632, 16 * 10**6, 10**5, 2, "auto")
+    assert mask == size - 1 and size <= 1 << 26
+    assert HierarchicalSoftmax().estimate_memory(10**6, 848632, 16 * 10**6, 10**5) < 2 << 30
+    with_momentum = HierarchicalSoftmax(momentum=0.5).estimate_memory(10**6, 848632,
+                                                                     16 * 10**6, 10**5)
+    assert with_momentum > 8 * size * 2
+
+
+_MEMORY_PROBE = """
+import json, sys, tracemalloc
+import numpy as np, scipy.sparse as sp
+from xcbench_hsm import HierarchicalSoftmax
+out = []
+for kind, n, d, k, params in json.loads(sys.argv[1]):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, k, size=n)
+    if kind == "sparse":  # 16 random features per row (sp.random is slow at this density)
+        X = sp.csr_matrix((np.ones(16 * n), rng.integers(0, d, size=16 * n),
+                           np.arange(0, 16 * n + 1, 16)), shape=(n, d))
+    else:
+        X = rng.normal(size=(n, d))
+    nnz = X.nnz if kind == "sparse" else X.size
+    m = HierarchicalSoftmax(epochs=1, random_state=0, **params)
+    m.fit(X[:50], y[:50], n_classes=k)  # compile and warm up outside the measurement
+    tracemalloc.start()
+    m.fit(X, y, n_classes=k)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    out.append([peak, m.estimate_memory(n, d, nnz, k)])
+print(json.dumps(out))
+"""
+
+
+def test_memory_estimate_bounds_the_measured_peak():
+    cases = [("dense", 3000, 64, 500, {}), ("dense", 2000, 40, 300, {"momentum": 0.5}),
+             ("sparse", 4000, 50000, 2000, {}), ("sparse", 4000, 50000, 2000, {"bits": 20}),
+             ("sparse", 3000, 20000, 1000, {"bits": 21, "momentum": 0.9})]
+    result = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, json.dumps(cases)],
+                            capture_output=True, text=True, env=_child_env(), timeout=240)
+    assert result.returncode == 0, result.stderr
+    for (peak, estimate), case in zip(json.loads(result.stdout), cases):
+        assert peak <= estimate <= 2 * peak + (8 << 20), (case, peak, estimate)
+
+
+_CAPPED_FIT = """
+import resource, sys
+import numpy as np, scipy.sparse as sp
+from xcbench_hsm import HierarchicalSoftmax
+K, D, n = 10_000, 100_000, 300
+rng = np.random.default_rng(0)
+X = sp.csr_matrix((np.ones(16 * n), rng.integers(0, D, size=16 * n), np.arange(0, 16 * n + 1, 16)),
+                  shape=(n, D))
+y = rng.integers(0, K, size=n)
+HierarchicalSoftmax(epochs=1).fit(X[:20], y[:20] % 50, n_classes=50)  # load the kernels
+vm = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), resource.RLIM_INFINITY))
+m = HierarchicalSoftmax(epochs=2, lr=0.1, random_state=0).fit(X, y, n_classes=K)
+for decoder in ("greedy", "topk", "exact"):
+    m.set_params(decoder=decoder).predict_topk(X[:5], 3)
+print(m.stats()["weight_layout"], m.tree_.n_nodes)
+"""
+
+
+def test_no_nodes_by_features_array_at_ten_thousand_classes():
+    """A (K - 1) x D float64 array here is 8 GB: under a 1 GB address-space cap the fit and
+    all three decoders must still run (the old dense coef_ could not even be allocated)."""
+    result = subprocess.run([sys.executable, "-c", _CAPPED_FIT], capture_output=True,
+                            text=True, env=_child_env(), timeout=240)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["hashed", "9999"]
+
+
+def _child_env():
+    import os
+
+    root = Path(__file__).resolve().parents[1]
+    path = os.pathsep.join([str(root), str(root / "plugins"), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

@@ -1,7 +1,8 @@
 """Compiled (numba) inner loops of hierarchical softmax: training, path probabilities, and
-the three decoders. Trees are the flat arrays of ``tree.LabelTree``; an input row is read
-either from a dense matrix or from CSR parts (``dense`` says which), so one kernel serves
-both.
+the three decoders. Trees are the flat arrays of ``tree.LabelTree``; the weight rows live in
+one flat table (``xcbench.tree.weights``: ``table``, ``bias``, ``n_features``, ``mask``). An
+input row is read either from a dense matrix or from CSR parts (``dense`` says which), so
+one kernel serves both; a CSR row costs O(nnz) per weight row scored.
 """
 import math
 
@@ -9,26 +10,28 @@ import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
-from xcbench.kernels import row_score as _score
+from xcbench.tree.weights import row_dot, slot
 
 _jit = numba.njit(cache=True, nogil=True)
 
 
 @_jit
-def _child_logprobs(node, child_ptr, edge_row, W, b, Xd, indptr, indices, data, i, dense, out):
+def _child_logprobs(node, child_ptr, edge_row, table, bias, n_features, mask, Xd, indptr,
+                    indices, data, i, dense, out):
     """Fill out[:m] with log p(child | node, x_i); return m (the node's arity)."""
     start, stop = child_ptr[node], child_ptr[node + 1]
     m = stop - start
     for q in range(m):
         r = edge_row[start + q]
-        out[q] = _score(W, b, r, Xd, indptr, indices, data, i, dense) if r >= 0 else 0.0
+        out[q] = row_dot(table, bias, r, n_features, mask, Xd, indptr, indices, data, i,
+                         dense) if r >= 0 else 0.0
     log_softmax_inplace(out, m)
     return m
 
 
 @_jit
-def path_log_proba(y, path_ptr, path_node, path_pos, child_ptr, edge_row, W, b,
-                   Xd, indptr, indices, data, dense, max_arity):
+def path_log_proba(y, path_ptr, path_node, path_pos, child_ptr, edge_row, table, bias,
+                   n_features, mask, Xd, indptr, indices, data, dense, max_arity):
     """log p(y_i | x_i) for every row: the sum of the edge log-probabilities on y_i's path."""
     n = y.shape[0]
     out = np.empty(n)
@@ -36,20 +39,61 @@ def path_log_proba(y, path_ptr, path_node, path_pos, child_ptr, edge_row, W, b,
     for i in range(n):
         total = 0.0
         for s in range(path_ptr[y[i]], path_ptr[y[i] + 1]):
-            _child_logprobs(path_node[s], child_ptr, edge_row, W, b, Xd, indptr, indices,
-                            data, i, dense, buf)
+            _child_logprobs(path_node[s], child_ptr, edge_row, table, bias, n_features, mask,
+                            Xd, indptr, indices, data, i, dense, buf)
             total += buf[path_pos[s]]
         out[i] = total
     return out
 
 
 @_jit
-def train_epoch(order, y, path_ptr, path_node, path_pos, child_ptr, edge_row, W, b, VW, Vb,
-                Xd, indptr, indices, data, dense, lr, momentum, l2, max_arity):
+def _sgd_row(table, vel, bias, vel_b, r, n_features, mask, Xd, indptr, indices, data, i,
+             dense, g, lr, momentum, l2):
+    """One SGD step on weight row r for the loss gradient g * x_i (+ L2 on the touched
+    coordinates), with momentum buffers ``vel`` / ``vel_b`` when momentum > 0. Dense input
+    in the direct layout touches every coordinate (as a dense matrix would); otherwise only
+    the nonzero features'."""
+    if momentum > 0.0:
+        vel_b[r] = momentum * vel_b[r] - lr * g
+        bias[r] += vel_b[r]
+    else:
+        bias[r] -= lr * g
+    if dense and mask < 0:
+        base = r * n_features
+        for f in range(n_features):
+            s = base + f
+            step = -lr * (g * Xd[i, f] + l2 * table[s])
+            if momentum > 0.0:
+                vel[s] = momentum * vel[s] + step
+                step = vel[s]
+            table[s] += step
+    elif dense:
+        for f in range(n_features):
+            x = Xd[i, f]
+            if x != 0.0:
+                s = slot(r, f, n_features, mask)
+                step = -lr * (g * x + l2 * table[s])
+                if momentum > 0.0:
+                    vel[s] = momentum * vel[s] + step
+                    step = vel[s]
+                table[s] += step
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            s = slot(r, indices[p], n_features, mask)
+            step = -lr * (g * data[p] + l2 * table[s])
+            if momentum > 0.0:
+                vel[s] = momentum * vel[s] + step
+                step = vel[s]
+            table[s] += step
+
+
+@_jit
+def train_epoch(order, y, path_ptr, path_node, path_pos, child_ptr, edge_row, table, bias,
+                vel, vel_b, n_features, mask, Xd, indptr, indices, data, dense, lr, momentum,
+                l2, max_arity):
     """One SGD pass (batch 1) over rows in ``order`` on the NLL of each true path.
 
-    Momentum and L2 act on the coordinates an example touches (all of them for dense
-    input). Returns the mean NLL over the pass, measured before each update.
+    Returns the mean NLL over the pass, measured before each update.
     """
     buf = np.empty(max_arity)
     loss = 0.0
@@ -58,27 +102,37 @@ def train_epoch(order, y, path_ptr, path_node, path_pos, child_ptr, edge_row, W,
         c = y[i]
         for s in range(path_ptr[c], path_ptr[c + 1]):
             node = path_node[s]
-            m = _child_logprobs(node, child_ptr, edge_row, W, b, Xd, indptr, indices, data,
-                                i, dense, buf)
+            m = _child_logprobs(node, child_ptr, edge_row, table, bias, n_features, mask, Xd,
+                                indptr, indices, data, i, dense, buf)
             loss -= buf[path_pos[s]]
             start = child_ptr[node]
             for q in range(m):
                 r = edge_row[start + q]
-                if r < 0:
-                    continue
-                g = math.exp(buf[q]) - (1.0 if q == path_pos[s] else 0.0)
-                Vb[r] = momentum * Vb[r] - lr * g
-                b[r] += Vb[r]
-                if dense:
-                    for j in range(Xd.shape[1]):
-                        VW[r, j] = momentum * VW[r, j] - lr * (g * Xd[i, j] + l2 * W[r, j])
-                        W[r, j] += VW[r, j]
-                else:
-                    for p in range(indptr[i], indptr[i + 1]):
-                        j = indices[p]
-                        VW[r, j] = momentum * VW[r, j] - lr * (g * data[p] + l2 * W[r, j])
-                        W[r, j] += VW[r, j]
+                if r >= 0:
+                    g = math.exp(buf[q]) - (1.0 if q == path_pos[s] else 0.0)
+                    _sgd_row(table, vel, bias, vel_b, r, n_features, mask, Xd, indptr,
+                             indices, data, i, dense, g, lr, momentum, l2)
     return loss / max(order.shape[0], 1)
+
+
+@_jit
+def all_finite(values):
+    """True when no entry is NaN or infinite (no temporary array, unlike np.isfinite)."""
+    for v in values:
+        if not math.isfinite(v):
+            return False
+    return True
+
+
+@_jit
+def edge_scores(table, bias, n_rows, n_features, mask, Xd, indptr, indices, data, dense,
+                start, S):
+    """S[i, r] = w_r . x_(start + i) + b_r for every weight row r (the exact decoder's
+    scores without BLAS: O(nnz) per row and weight row for CSR input)."""
+    for i in range(S.shape[0]):
+        for r in range(n_rows):
+            S[i, r] = row_dot(table, bias, r, n_features, mask, Xd, indptr, indices, data,
+                              start + i, dense)
 
 
 # ----- a fixed-capacity binary heap of (key, value) pairs; ``sign`` +1 max-heap, -1 min-heap
@@ -179,16 +233,16 @@ def decode_exact(k, n_classes, child_ptr, children, edge_row, S, max_arity, n_no
 
 
 @_jit
-def decode_best_first(k, child_ptr, children, edge_row, W, b, Xd, indptr, indices, data, dense,
-                      max_arity, n_edges, labels, scores):
+def decode_best_first(k, child_ptr, children, edge_row, table, bias, n_features, mask, Xd,
+                      indptr, indices, data, dense, max_arity, n_edges, labels, scores, cost):
     """Exact top-k by best-first search: pop the most probable frontier item; leaves come
     out in order of probability, because log-probabilities only fall along a path.
-    Returns the number of internal nodes evaluated over all rows."""
+    Writes the weight rows scored for row i to cost[i]."""
     buf = np.empty(max_arity)
     keys = np.empty(n_edges + 1)
     vals = np.empty(n_edges + 1, dtype=np.int64)
-    evaluated = 0
     for i in range(labels.shape[0]):
+        cost[i] = 0
         size = _heap_push(keys, vals, 0, 0.0, 0, 1.0)
         found = 0
         while size > 0 and found < k:
@@ -199,28 +253,27 @@ def decode_best_first(k, child_ptr, children, edge_row, W, b, Xd, indptr, indice
                 scores[i, found] = lp
                 found += 1
                 continue
-            m = _child_logprobs(item, child_ptr, edge_row, W, b, Xd, indptr, indices, data,
-                                i, dense, buf)
-            evaluated += 1
+            m = _child_logprobs(item, child_ptr, edge_row, table, bias, n_features, mask, Xd,
+                                indptr, indices, data, i, dense, buf)
+            cost[i] += m - 1
             start = child_ptr[item]
             for q in range(m):
                 size = _heap_push(keys, vals, size, lp + buf[q], children[start + q], 1.0)
-    return evaluated
 
 
 @_jit
-def decode_beam(k, width, child_ptr, children, edge_row, W, b, Xd, indptr, indices, data,
-                dense, max_arity, labels, scores):
+def decode_beam(k, width, child_ptr, children, edge_row, table, bias, n_features, mask, Xd,
+                indptr, indices, data, dense, max_arity, labels, scores, cost):
     """Beam search of ``width`` items (width 1: greedy descent to the more probable child).
-    Leaves stay in the beam; it stops when the beam holds only leaves. Returns the number
-    of internal nodes evaluated over all rows."""
+    Leaves stay in the beam; it stops when the beam holds only leaves. Writes the weight
+    rows scored for row i to cost[i]."""
     buf = np.empty(max_arity)
     beam_lp = np.empty(width)
     beam_item = np.empty(width, dtype=np.int64)
     keys = np.empty(width + 1)
     vals = np.empty(width + 1, dtype=np.int64)
-    evaluated = 0
     for i in range(labels.shape[0]):
+        cost[i] = 0
         beam_lp[0], beam_item[0] = 0.0, 0
         n_beam = 1
         expanded = True
@@ -233,9 +286,9 @@ def decode_beam(k, width, child_ptr, children, edge_row, W, b, Xd, indptr, indic
                     size = _keep_best(keys, vals, size, width, lp, item)
                     continue
                 expanded = True
-                evaluated += 1
-                m = _child_logprobs(item, child_ptr, edge_row, W, b, Xd, indptr, indices,
-                                    data, i, dense, buf)
+                m = _child_logprobs(item, child_ptr, edge_row, table, bias, n_features, mask,
+                                    Xd, indptr, indices, data, i, dense, buf)
+                cost[i] += m - 1
                 start = child_ptr[item]
                 for q in range(m):
                     size = _keep_best(keys, vals, size, width, lp + buf[q], children[start + q])
@@ -246,4 +299,3 @@ def decode_beam(k, width, child_ptr, children, edge_row, W, b, Xd, indptr, indic
         for t in range(n_beam):
             size = _heap_push(keys, vals, size, beam_lp[t], -beam_item[t] - 1, -1.0)
         _emit_sorted(keys, vals, size, labels, scores, i)
-    return evaluated

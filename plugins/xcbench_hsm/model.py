@@ -2,18 +2,24 @@
 sigmoid) classifiers; p(y | x) is the product of the edge probabilities on y's path."""
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
-from .tree import balanced_tree, huffman_tree, kmeans_tree
+from .memory import fit_peak_bytes, weight_layout
+from .tree import balanced_tree, class_means, huffman_tree, kmeans_tree
 
 TREES = ("huffman", "balanced", "kmeans")
 DECODERS = ("exact", "greedy", "topk")
+MAX_ABS_FEATURE = 1e100  # larger feature values could overflow scores and SGD steps
 _CHUNK_CELLS = 1 << 22  # rows x edges scored at once by the exact decoder (~32 MB)
+
 
 class HierarchicalSoftmax(Method):
     """Hierarchical softmax over a Huffman (or balanced, or k-means) label tree.
@@ -21,7 +27,8 @@ class HierarchicalSoftmax(Method):
     Build parameters: ``tree`` (``"huffman"`` on training class counts + 1, ``"balanced"``
     random, or ``"kmeans"`` of class means), ``arity`` (children per node), ``epochs`` of
     SGD (batch 1) with learning rate ``lr`` multiplied by ``lr_decay`` after each epoch,
-    ``momentum`` and ``l2`` (acting on the coordinates an example touches), ``random_state``.
+    ``momentum`` and ``l2`` (acting on the coordinates an example touches), ``bits`` (the
+    weight table, below), ``random_state``.
 
     Defaults: 5 epochs, lr 0.002 decayed x0.9 per epoch, no momentum. The softmax-tree
     paper's setting (lr 0.005, momentum 0.9, x0.995 "after each step") diverges on the PTB
@@ -29,15 +36,52 @@ class HierarchicalSoftmax(Method):
     below 2; measured: 3 epochs at lr 0.005 + momentum 0.9 end at a training NLL above the
     untrained model's, while lr 0.002 without momentum reaches test perplexity 373).
 
+    Weights: the K - 1 weight rows (each node's children but the last own one; a binary
+    node has one) live in one flat table (``xcbench.tree.weights``). ``bits="auto"``: the
+    direct (K - 1) x D layout when it takes at most 256 MB (dense data: the exact decoder
+    is one BLAS product), else hashed into 2^b slots, 2^b ~ 4 x the (row, feature) pairs
+    SGD is estimated to touch, at most 2^26. ``bits=b`` forces hashing, ``None`` the direct
+    layout. When hashed, two (row, feature) pairs may share a slot (a collision) and then
+    share one weight: noise for both, rarer the larger b; a forced b smaller than the
+    touched pairs trades accuracy for memory, as VW's ``-b`` does.
+
+    Memory (fit, bytes beyond X and y; ``estimate_memory``): 8 S c + 8 (K - 1) c (weights,
+    biases; S = (K - 1) D direct or 2^b hashed; c = 2 with momentum, else 1: momentum
+    needs a second table of the same layout) + 16 K depth + ~600 K (tree, paths) +
+    16 nnz + 32 N (float64/int64 copy of X for the kernels, labels, shuffled order) [+ 3 x
+    class means for ``tree="kmeans"``: CSR for sparse X, K x D for dense X]. The fitted
+    model keeps the table, biases and tree. No (K x D) array unless direct was chosen.
+
     Query parameters (change with ``set_params`` after fitting, no refit):
-    ``decoder``: ``"exact"`` (every class's probability from all K-1 node scores, computed
-    as one BLAS matrix product, then the top k: the paper's "HSM", O(K D)), ``"greedy"`` (beam search of width ``beam`` or k, so top-1 is the greedy
-    descent to the more probable child: the paper's "HSM-approx"), or ``"topk"`` (exact
-    top k by best-first search over partial log-probabilities).
+    ``decoder``: ``"exact"`` (every class's probability from all K - 1 weight rows, then
+    the top k: the paper's "HSM", O(K nnz) per row; dense batches in the direct layout
+    use one BLAS product), ``"greedy"`` (beam search of width ``beam`` or k, so top-1 is
+    the greedy descent to the more probable child: the paper's "HSM-approx", O(nnz x
+    depth) per row), or ``"topk"`` (exact top k by best-first search over partial
+    log-probabilities; O(nnz) per node it expands). ``path_cost`` counts the weight rows
+    each decoder scores per row.
+
+    Input: feature values must be at most 1e100 in absolute value (larger ones would
+    overflow the scores to NaN); scale such data first.
     """
 
+    _parameter_constraints = {
+        "tree": [StrOptions(set(TREES))],
+        "arity": [Interval(Integral, 2, None, closed="left")],
+        "epochs": [Interval(Integral, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr_decay": [Interval(Real, 0, None, closed="neither")],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "l2": [Interval(Real, 0, None, closed="left")],
+        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
+        "decoder": [StrOptions(set(DECODERS))],
+        "beam": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, tree="huffman", arity=2, epochs=5, lr=0.002, lr_decay=0.9,
-                 momentum=0.0, l2=0.0, decoder="exact", beam=None, random_state=None):
+                 momentum=0.0, l2=0.0, bits="auto", decoder="exact", beam=None,
+                 random_state=None):
         self.tree = tree
         self.arity = arity
         self.epochs = epochs
@@ -45,48 +89,64 @@ class HierarchicalSoftmax(Method):
         self.lr_decay = lr_decay
         self.momentum = momentum
         self.l2 = l2
+        self.bits = bits
         self.decoder = decoder
         self.beam = beam
         self.random_state = random_state
 
+    # -- fit ---------------------------------------------------------------------------
     def _build_tree(self, X, y, counts, rng):
         if self.tree == "huffman":
             return huffman_tree(counts, self.arity)
         if self.tree == "balanced":
             return balanced_tree(self.n_classes_, self.arity, seed=int(rng.integers(2**31)))
-        if self.tree == "kmeans":
-            onehot = sp.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))),
-                                   shape=(self.n_classes_, len(y)))
-            sums = onehot @ X
-            means = (sums.toarray() if sp.issparse(sums) else np.asarray(sums)) \
-                / np.maximum(counts, 1)[:, None]
-            return kmeans_tree(means, self.arity, seed=int(rng.integers(2**31)))
-        raise ValueError(f"tree must be one of {TREES}, got {self.tree!r}")
+        means = class_means(X, y, self.n_classes_)
+        return kmeans_tree(means, self.arity, seed=int(rng.integers(2**31)))
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Upper estimate of fit's peak bytes beyond the data (formula in the class
+        docstring)."""
+        self._validate_params()
+        return fit_peak_bytes(int(n_samples), int(n_features), int(nnz), int(n_classes),
+                              arity=int(self.arity), bits=self.bits,
+                              momentum=float(self.momentum), tree=self.tree)
 
     def fit(self, X, y, n_classes=None):
-        X = check_X(X)
+        self._validate_params()
+        X = _check_input(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
-        if self.decoder not in DECODERS:
-            raise ValueError(f"decoder must be one of {DECODERS}, got {self.decoder!r}")
         rng = np.random.default_rng(self.random_state)
-        self.n_features_in_ = X.shape[1]
+        n, self.n_features_in_ = X.shape
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_)
         self.tree_ = self._build_tree(X, y, self.class_counts_, rng)
         self._prepare()
-        self.coef_ = np.zeros((self.tree_.n_rows, X.shape[1]))
+        nnz = X.nnz if sp.issparse(X) else X.size
+        size, self.mask_ = weight_layout(n, self.n_features_in_, nnz, self.n_classes_,
+                                         int(self.arity), self.bits)
+        self.weights_ = np.zeros(size)
         self.intercept_ = np.zeros(self.tree_.n_rows)
-        velocity_w, velocity_b = np.zeros_like(self.coef_), np.zeros_like(self.intercept_)
+        momentum = float(self.momentum)
+        # momentum buffers only when used (a second table of the weights' layout)
+        vel = np.zeros(size if momentum > 0 else 0)
+        vel_b = np.zeros(self.tree_.n_rows if momentum > 0 else 0)
         Xd, indptr, indices, data, dense = kernel_input(X)
         lr, self.loss_curve_ = float(self.lr), []
-        for _ in range(int(self.epochs)):
-            order = rng.permutation(X.shape[0]).astype(np.int64)
-            loss = kernels.train_epoch(order, y, self.path_ptr_, self.path_node_, self.path_pos_,
-                                       self.tree_.child_ptr, self.tree_.edge_row, self.coef_,
-                                       self.intercept_, velocity_w, velocity_b, Xd, indptr,
-                                       indices, data, dense, lr, float(self.momentum),
+        for epoch in range(int(self.epochs)):
+            order = rng.permutation(n).astype(np.int64)
+            loss = kernels.train_epoch(order, y, self.path_ptr_, self.path_node_,
+                                       self.path_pos_, self.tree_.child_ptr,
+                                       self.tree_.edge_row, self.weights_, self.intercept_,
+                                       vel, vel_b, self.n_features_in_, self.mask_, Xd,
+                                       indptr, indices, data, dense, lr, momentum,
                                        float(self.l2), self.max_arity_)
+            if not np.isfinite(loss):
+                raise ValueError(f"hsm training diverged in epoch {epoch + 1} (non-finite "
+                                 f"loss): lower lr={self.lr} or l2={self.l2}, or scale X")
             self.loss_curve_.append(float(loss))
             lr *= float(self.lr_decay)
+        if not (kernels.all_finite(self.weights_) and kernels.all_finite(self.intercept_)):
+            raise ValueError(f"hsm training diverged (non-finite weights): lower lr={self.lr} "
+                             f"or l2={self.l2}, or scale X")
         return self
 
     def _prepare(self):
@@ -94,63 +154,108 @@ class HierarchicalSoftmax(Method):
         self.path_ptr_, self.path_node_, self.path_pos_ = self.tree_.paths()
         self.max_arity_ = int(np.diff(self.tree_.child_ptr).max())
 
-    def _tree_args(self):
-        t = self.tree_
-        return t.child_ptr, t.children, t.edge_row, self.coef_, self.intercept_
+    def _weight_args(self):
+        return self.weights_, self.intercept_, self.n_features_in_, self.mask_
 
-    def predict_topk(self, X, k=1):
-        X = check_X(X, self.n_features_in_)
+    # -- predict (pure: nothing is written to the model) -------------------------------
+    def _decode(self, X, k):
+        """(labels, scores, rows scored per row) of the current decoder."""
+        if self.decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {DECODERS}, got {self.decoder!r}")
+        X = _check_input(X, self.n_features_in_)
         n, kk = X.shape[0], min(int(k), self.n_classes_)
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
-        Xd, indptr, indices, data, dense = kernel_input(X)
-        child_ptr, children, edge_row, W, b = self._tree_args()
+        cost = np.zeros(n, dtype=np.int64)
+        t = self.tree_
+        inputs = kernel_input(X)
         out_l, out_s = labels[:, :kk], scores[:, :kk]
-        if self.decoder == "exact":  # all node scores by one matrix product per chunk
-            step = max(1, _CHUNK_CELLS // max(W.shape[0], 1))
-            for start in range(0, n, step):
-                S = np.ascontiguousarray(np.asarray(X[start:start + step] @ W.T) + b)
-                kernels.decode_exact(kk, self.n_classes_, child_ptr, children, edge_row, S,
-                                     self.max_arity_, self.tree_.n_nodes, out_l, out_s, start)
-            evaluated = n * self.tree_.n_nodes
+        if self.decoder == "exact":
+            self._decode_exact(inputs, kk, out_l, out_s)
+            cost[:] = t.n_rows
         elif self.decoder == "topk":
-            evaluated = kernels.decode_best_first(kk, child_ptr, children, edge_row, W, b, Xd,
-                                                  indptr, indices, data, dense,
-                                                  self.max_arity_, len(children), out_l, out_s)
-        elif self.decoder == "greedy":
-            width = max(kk, int(self.beam or 1))
-            evaluated = kernels.decode_beam(kk, width, child_ptr, children, edge_row, W, b, Xd,
-                                            indptr, indices, data, dense, self.max_arity_,
-                                            out_l, out_s)
+            kernels.decode_best_first(kk, t.child_ptr, t.children, t.edge_row,
+                                      *self._weight_args(), *inputs, self.max_arity_,
+                                      len(t.children), out_l, out_s, cost)
         else:
-            raise ValueError(f"decoder must be one of {DECODERS}, got {self.decoder!r}")
-        self.nodes_evaluated_per_example_ = evaluated / max(n, 1)
+            width = max(kk, int(self.beam or 1))
+            kernels.decode_beam(kk, width, t.child_ptr, t.children, t.edge_row,
+                                *self._weight_args(), *inputs, self.max_arity_, out_l, out_s,
+                                cost)
+        return labels, scores, cost
+
+    def _decode_exact(self, inputs, k, out_l, out_s):
+        """All edge scores per chunk of rows (one BLAS product for dense rows in the direct
+        layout, a compiled sparse/hashed loop otherwise), then every class's probability."""
+        Xd, indptr, indices, data, dense = inputs
+        t, n_rows = self.tree_, self.tree_.n_rows
+        n = out_l.shape[0]
+        step = max(1, _CHUNK_CELLS // max(n_rows, 1))
+        blas = dense and self.mask_ < 0
+        if blas:
+            W = self.weights_[:n_rows * self.n_features_in_].reshape(n_rows, -1)
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            if blas:
+                S = Xd[start:stop] @ W.T + self.intercept_
+            else:
+                S = np.empty((stop - start, n_rows))
+                kernels.edge_scores(self.weights_, self.intercept_, n_rows,
+                                    self.n_features_in_, self.mask_, *inputs[:4], dense,
+                                    start, S)
+            kernels.decode_exact(k, self.n_classes_, t.child_ptr, t.children, t.edge_row,
+                                 np.ascontiguousarray(S), self.max_arity_, t.n_nodes, out_l,
+                                 out_s, start)
+
+    def predict_topk(self, X, k=1):
+        labels, scores, _ = self._decode(X, k)
         return labels, scores
 
+    def path_cost(self, X, k=1):
+        """Weight rows (vectors) the current decoder scores to predict the top ``k`` of each
+        row: K - 1 for ``exact``, about depth x (arity - 1) for ``greedy``, the expanded
+        nodes' rows for ``topk``."""
+        return self._decode(X, k)[2].astype(np.float64)
+
     def log_proba(self, X, y):
-        X = check_X(X, self.n_features_in_)
+        X = _check_input(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
-        Xd, indptr, indices, data, dense = kernel_input(X)
-        child_ptr, _, edge_row, W, b = self._tree_args()
+        t = self.tree_
         return kernels.path_log_proba(y, self.path_ptr_, self.path_node_, self.path_pos_,
-                                      child_ptr, edge_row, W, b, Xd, indptr, indices, data,
-                                      dense, self.max_arity_)
+                                      t.child_ptr, t.edge_row, *self._weight_args(),
+                                      *kernel_input(X), self.max_arity_)
 
     def stats(self):
+        t = self.tree_
         depths = np.diff(self.path_ptr_)
         freq = self.class_counts_ / max(self.class_counts_.sum(), 1)
         return {
-            "n_params": int(self.coef_.size + self.intercept_.size),
-            "nonzero_params": int(np.count_nonzero(self.coef_) + np.count_nonzero(self.intercept_)),
-            "bytes": int(self.coef_.nbytes + self.intercept_.nbytes + self.tree_.child_ptr.nbytes
-                         + self.tree_.children.nbytes + self.tree_.edge_row.nbytes),
+            "n_params": int(self.weights_.size + self.intercept_.size),
+            "nonzero_params": int(np.count_nonzero(self.weights_)
+                                  + np.count_nonzero(self.intercept_)),
+            "bytes": int(self.weights_.nbytes + self.intercept_.nbytes + t.child_ptr.nbytes
+                         + t.children.nbytes + t.edge_row.nbytes + self.path_ptr_.nbytes
+                         + self.path_node_.nbytes + self.path_pos_.nbytes),
+            "weight_layout": "direct" if self.mask_ < 0 else "hashed",
+            "hash_bits": int(self.mask_).bit_length() if self.mask_ >= 0 else None,
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),
             "depth_expected_train": float(freq @ depths),
             "leaves": int(self.n_classes_),
-            "internal_nodes": int(self.tree_.n_nodes),
+            "internal_nodes": int(t.n_nodes),
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
-            "nodes_per_prediction": float(getattr(self, "nodes_evaluated_per_example_",
-                                                  self.tree_.n_nodes)),
         }
+
+
+def _check_input(X, n_features=None):
+    """check_X, plus a bound on |x| (hsm's scores and SGD steps are products with x)."""
+    X = check_X(X, n_features)
+    data = X.data if sp.issparse(X) else X
+    if data.size:
+        top = max(float(data.max()), -float(data.min()))
+        if top > MAX_ABS_FEATURE:
+            raise ValueError(f"X has a feature value of magnitude {top:.3g}; hsm needs "
+                             f"|x| <= {MAX_ABS_FEATURE:g} (larger values overflow its scores "
+                             "to NaN): scale X first, e.g. divide by its largest value")
+    return X

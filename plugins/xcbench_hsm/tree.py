@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from dataclasses import dataclass
 
+import numba
 import numpy as np
+import scipy.sparse as sp
 
 
 @dataclass
@@ -36,27 +39,26 @@ class LabelTree:
         """Root-to-leaf paths: (path_ptr (K+1,), path_node, path_pos) as int64 arrays.
 
         Class c's path is nodes ``path_node[path_ptr[c]:path_ptr[c+1]]`` taking child
-        position ``path_pos`` (index within the node's children) at each.
+        position ``path_pos`` (index within the node's children) at each. O(sum of depths)
+        time and memory: nodes are numbered top-down, so a parent precedes its children.
         """
-        per_class: list = [None] * self.n_classes
-        stack = [(0, [])]
-        while stack:
-            node, prefix = stack.pop()
-            start = self.child_ptr[node]
-            for pos, child in enumerate(self.children[start:self.child_ptr[node + 1]]):
-                step = prefix + [(node, pos)]
-                if child < 0:
-                    per_class[-child - 1] = step
-                else:
-                    stack.append((int(child), step))
-        missing = [c for c, p in enumerate(per_class) if p is None]
-        if missing:
-            raise ValueError(f"classes {missing[:5]} have no leaf in the tree")
-        lengths = np.array([len(p) for p in per_class])
-        ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        flat = [s for p in per_class for s in p]
-        return ptr, np.array([n for n, _ in flat], dtype=np.int64), \
-            np.array([q for _, q in flat], dtype=np.int64)
+        arity = np.diff(self.child_ptr)
+        edge_node = np.repeat(np.arange(self.n_nodes, dtype=np.int64), arity)
+        edge_pos = np.arange(len(self.children), dtype=np.int64) - self.child_ptr[edge_node]
+        internal = self.children >= 0
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        parent_pos = np.zeros(self.n_nodes, dtype=np.int64)
+        parent[self.children[internal]] = edge_node[internal]
+        parent_pos[self.children[internal]] = edge_pos[internal]
+        leaf_node = np.full(self.n_classes, -1, dtype=np.int64)
+        leaf_pos = np.zeros(self.n_classes, dtype=np.int64)
+        classes = -self.children[~internal] - 1
+        leaf_node[classes] = edge_node[~internal]
+        leaf_pos[classes] = edge_pos[~internal]
+        missing = np.flatnonzero(leaf_node < 0)
+        if missing.size:
+            raise ValueError(f"classes {missing[:5].tolist()} have no leaf in the tree")
+        return _fill_paths(parent, parent_pos, leaf_node, leaf_pos)
 
     def depths(self) -> np.ndarray:
         """Depth (number of internal nodes on the path) of each class's leaf."""
@@ -64,14 +66,35 @@ class LabelTree:
         return np.diff(ptr)
 
 
+@numba.njit(cache=True)
+def _fill_paths(parent, parent_pos, leaf_node, leaf_pos):
+    """Flat root-to-leaf paths from parent links (parents numbered before children)."""
+    depth = np.zeros(parent.shape[0], dtype=np.int64)
+    for n in range(1, parent.shape[0]):
+        depth[n] = depth[parent[n]] + 1
+    k = leaf_node.shape[0]
+    ptr = np.zeros(k + 1, dtype=np.int64)
+    for c in range(k):
+        ptr[c + 1] = ptr[c] + depth[leaf_node[c]] + 1
+    nodes = np.empty(ptr[k], dtype=np.int64)
+    pos = np.empty(ptr[k], dtype=np.int64)
+    for c in range(k):
+        s = ptr[c + 1] - 1
+        nodes[s], pos[s] = leaf_node[c], leaf_pos[c]
+        while nodes[s] != 0:
+            nodes[s - 1], pos[s - 1] = parent[nodes[s]], parent_pos[nodes[s]]
+            s -= 1
+    return ptr, nodes, pos
+
+
 def _from_nested(root, n_classes: int) -> LabelTree:
     """Flatten a nested tree (ints are classes, lists are internal nodes), BFS order."""
     if not isinstance(root, list):  # one class: a root with that single leaf
         root = [root]
     child_ptr, children, edge_row = [0], [], []
-    queue, next_id, row = [root], 1, 0
+    queue, next_id, row = deque([root]), 1, 0
     while queue:
-        node = queue.pop(0)
+        node = queue.popleft()
         for pos, child in enumerate(node):
             if isinstance(child, list):
                 children.append(next_id)
@@ -123,10 +146,23 @@ def _split(items: list, arity: int):
     return [_split(list(p), arity) for p in parts]
 
 
+def class_means(X, y, n_classes: int):
+    """Mean input of each class (zero for an absent class): sparse CSR when X is sparse
+    (nonzeros <= those of X, never K x D dense), dense (K, D) for dense X."""
+    counts = np.maximum(np.bincount(y, minlength=n_classes), 1)
+    onehot = sp.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))),
+                           shape=(n_classes, len(y)))
+    sums = onehot @ X
+    if sp.issparse(sums):
+        return sp.csr_matrix(sp.diags(1.0 / counts) @ sums)
+    return np.asarray(sums) / counts[:, None]
+
+
 def kmeans_tree(class_means: np.ndarray, arity: int = 2, seed: int = 0,
                 max_leaf: int = 1) -> LabelTree:
-    """A tree by recursive k-means (k = arity) of class mean vectors (classes with similar
-    inputs end up close). Degenerate splits fall back to an even split."""
+    """A tree by recursive k-means (k = arity) of class mean vectors (dense or CSR rows;
+    classes with similar inputs end up close). Degenerate splits fall back to an even
+    split."""
     from sklearn.cluster import KMeans
 
     def build(ids):

@@ -1,0 +1,71 @@
+"""Memory of hierarchical softmax: the weight-table layout fit chooses, and the estimate of
+fit's peak bytes (``HierarchicalSoftmax.estimate_memory``) computed from the same rule.
+
+A tree over K classes has K - 1 weight rows (each node's children but the last own one), so
+the weights are one table of ``xcbench.tree.weights``: direct (K - 1) x D when that is at
+most ``DIRECT_LIMIT_BYTES``, else hashed into 2^bits slots.
+"""
+from __future__ import annotations
+
+import math
+
+from xcbench.tree.weights import MAX_BITS, auto_bits, table_layout
+
+DIRECT_LIMIT_BYTES = 256 << 20  # a direct table up to 256 MB (dense data keeps BLAS speed)
+AUTO_MAX_BITS = 26  # bits="auto" hashes into at most 2^26 slots (512 MiB a table), as the toolkit
+HASH_LOAD = 4.0  # bits="auto": 2^bits >= 4 x the estimated (row, feature) pairs touched
+_TREE_BYTES_PER_CLASS = 600  # tree arrays + the Huffman heap's Python objects (measured ~400)
+_FIXED_BYTES = 4 << 20  # small per-fit buffers and kernel scratch
+
+
+def depth_bound(n_samples: int, n_classes: int, arity: int, tree: str) -> int:
+    """Upper estimate of the deepest leaf: balanced ceil(log_a K); Huffman on counts + 1
+    at most log_phi(N + K) + 2 (Fibonacci worst case); k-means assumed <= 4 x balanced."""
+    k = max(int(n_classes), 2)
+    balanced = math.ceil(math.log(k) / math.log(arity) - 1e-9)
+    if tree == "balanced":
+        return balanced
+    if tree == "huffman":
+        fib = math.ceil(math.log(max(n_samples + k, 2)) / math.log((1 + 5 ** 0.5) / 2)) + 2
+        return min(k - 1, fib)
+    return min(k - 1, 4 * balanced)
+
+
+def touched_pairs(n_samples: int, n_features: int, nnz: int, n_classes: int,
+                  arity: int) -> float:
+    """Estimated (weight row, feature) pairs SGD touches: level l of a balanced tree has
+    about a^l nodes, which together see every example once, so at most
+    min(nnz, (a - 1) a^l D) pairs; summed over the ceil(log_a K) levels."""
+    levels = math.ceil(math.log(max(n_classes, 2)) / math.log(arity) - 1e-9)
+    total = sum(min(float(nnz) * (arity - 1), (arity - 1) * float(arity) ** l * n_features)
+                for l in range(levels))
+    return min(total, float(max(n_classes - 1, 1)) * n_features)
+
+
+def weight_layout(n_samples: int, n_features: int, nnz: int, n_classes: int, arity: int,
+                  bits) -> tuple[int, int]:
+    """(table size, mask) fit uses: ``bits`` None = direct, an int = hashed 2^bits,
+    ``"auto"`` = direct up to DIRECT_LIMIT_BYTES, else hashed with 2^bits about HASH_LOAD x
+    ``touched_pairs`` (at most 2^AUTO_MAX_BITS)."""
+    rows = max(n_classes - 1, 1)
+    if bits == "auto" and rows * n_features * 8 > DIRECT_LIMIT_BYTES:
+        pairs = touched_pairs(n_samples, n_features, nnz, n_classes, arity)
+        bits = min(auto_bits(pairs, HASH_LOAD), AUTO_MAX_BITS, MAX_BITS)
+    return table_layout(rows, n_features, bits, direct_limit_bytes=DIRECT_LIMIT_BYTES)
+
+
+def fit_peak_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, *, arity: int,
+                   bits, momentum: float, tree: str) -> int:
+    """Upper estimate of fit's peak bytes beyond X and y (see the class docstring)."""
+    size, _ = weight_layout(n_samples, n_features, nnz, n_classes, arity, bits)
+    copies = 2 if momentum > 0 else 1
+    rows = max(n_classes - 1, 1)
+    depth = depth_bound(n_samples, n_classes, arity, tree)
+    total = 8 * size * copies  # weights (+ momentum)
+    total += 8 * rows * copies  # biases (+ momentum)
+    total += 16 * n_classes * depth + _TREE_BYTES_PER_CLASS * n_classes  # paths, tree
+    total += 16 * nnz + 8 * (n_samples + 1)  # float64/int64 copy of X for the kernels
+    total += 24 * n_samples  # labels (int64) and the shuffled order (+ its copy)
+    if tree == "kmeans":  # class means (sparse <= nnz entries, else K x D) and k-means copies
+        total += 3 * min(16 * nnz, 8 * n_classes * n_features)
+    return int(total + _FIXED_BYTES)
