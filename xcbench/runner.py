@@ -276,11 +276,11 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     from tqdm.auto import tqdm
 
     options = options or RunOptions()
-    out = check_out_dir(out)
     cells = expand_plan(methods, datasets, seeds, param_overrides)
     validate_cells(cells)
     for name in dict.fromkeys(datasets):
         get_dataset_spec(name)
+    out = check_out_dir(out)
     store = ResultStore(out)
     stored = {r["key"]: r for r in store.records()} if resume else {}
     env = environment(options.threads)
