@@ -2,7 +2,6 @@
 a cell's process, and the peak resident memory of a fit (Linux ``/proc``)."""
 from __future__ import annotations
 
-import os
 import re
 import resource
 

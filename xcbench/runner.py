@@ -320,7 +320,9 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                               dataset=dataset, dataset_name=dataset_name,
                               dataset_description=dataset_spec.description, seed=cell.seed,
                               started_at=started, wall_seconds=time.perf_counter() - t0,
-                              environment=env, command=command, options=options.keyed())
+                              environment=env, command=command,
+                              options={**options.keyed(), "timeout": options.timeout,
+                                       "memory_limit": memory_limit})
                 new = _cell_records(store, cell, keys, status, payload, common, options)
                 new = [r for r in new if r["key"] not in stored]
                 store.append_many(new)

@@ -44,8 +44,16 @@ def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
     ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no crowded labels
-    ax.set_xlabel("single-example latency p50 (ms, log scale)")
-    ax.set_ylabel("top-1 test error (%)")
+    return _finish_plot(fig, ax, path, title, "single-example latency p50 (ms, log scale)",
+                        "top-1 test error (%)")
+
+
+def _finish_plot(fig, ax, path, title: str, xlabel: str, ylabel: str) -> bool:
+    """Label, grid and save a plot as PNG at ``path``; return True."""
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="best")
@@ -95,12 +103,5 @@ def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
         ax.plot(ks, ms, marker="o", label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("number of classes K (log scale)")
-    ax.set_ylabel("single-example latency p50 (ms, log scale)")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+    return _finish_plot(fig, ax, path, title, "number of classes K (log scale)",
+                        "single-example latency p50 (ms, log scale)")
