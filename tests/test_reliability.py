@@ -191,7 +191,7 @@ def _alive(pid):
 def test_cell_process_dies_with_the_runner(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-c", SLEEPY_RUN, str(tmp_path)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline, children = time.time() + 60, []
+    deadline, children = time.time() + 180, []
     while not children and time.time() < deadline:
         time.sleep(0.2)
         children = _children(proc.pid)

@@ -63,7 +63,7 @@ def cmd_run(args) -> int:
                            resume=args.resume, data_dir=args.data_dir,
                            progress=not args.quiet, command=command)
     records = outcome.records
-    failed = [r for r in records + outcome.reused if r["status"] != "ok"]
+    failed = outcome.failed()
     print(run_summary(records, outcome.reused))
     print(f"{len(records)} run(s) recorded in {args.out}/results.jsonl"
           + (f", {len(outcome.reused)} kept from before" if outcome.reused else "")

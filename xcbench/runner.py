@@ -250,8 +250,9 @@ class PlanOutcome:
     records: list
     reused: list
 
-    def all_ok(self) -> bool:
-        return all(r["status"] == "ok" for r in self.records + self.reused)
+    def failed(self) -> list:
+        """The records of this plan (new or reused) whose status is not ``ok``."""
+        return [r for r in self.records + self.reused if r["status"] != "ok"]
 
 
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
@@ -303,19 +304,9 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                 bar.set_postfix_str(label)
                 started = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 t0 = time.perf_counter()
-                try:
-                    refusal = memory_refusal(cell, dataset, memory_limit)
-                except Exception as exc:  # noqa: BLE001 - a broken estimate fails its cell
-                    status, payload = "error", "estimate_memory failed: " + error_text(exc)
-                else:
-                    if refusal:
-                        status, payload = "refused", refusal
-                    else:
-                        runner = _run_isolated if options.isolate else _run_inline
-                        status, payload = runner(
-                            cell, dataset, options, memory_limit,
-                            on_wait=lambda s: bar.set_postfix_str(f"{label}, {s:.0f} s",
-                                                                  refresh=True))
+                status, payload = _run_cell(
+                    cell, dataset, options, memory_limit,
+                    on_wait=lambda s: bar.set_postfix_str(f"{label}, {s:.0f} s", refresh=True))
                 common = dict(method=cell.method, spec=get_method_spec(cell.method),
                               dataset=dataset, dataset_name=dataset_name,
                               dataset_description=dataset_spec.description, seed=cell.seed,
@@ -323,8 +314,8 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                               environment=env, command=command,
                               options={**options.keyed(), "timeout": options.timeout,
                                        "memory_limit": memory_limit})
-                new = _cell_records(store, cell, keys, status, payload, common, options)
-                new = [r for r in new if r["key"] not in stored]
+                new = _cell_records(store, cell, keys, status, payload, common, options,
+                                    skip=stored)
                 store.append_many(new)
                 outcome.records += new
                 if progress:
@@ -335,9 +326,23 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     return outcome
 
 
-def _cell_records(store, cell, keys, status, payload, common, options) -> list[dict]:
-    """The records of one finished cell; if any cannot be stored (a non-JSON value), one
-    ``error`` record per measurement naming the bad field instead."""
+def _run_cell(cell, dataset, options, memory_limit, on_wait=None):
+    """(status, measured sections or error text) of one cell: ``refused`` when its memory
+    estimate exceeds the limit, else the result of running it (isolated or inline)."""
+    try:
+        refusal = memory_refusal(cell, dataset, memory_limit)
+    except Exception as exc:  # noqa: BLE001 - a broken estimate fails its cell
+        return "error", "estimate_memory failed: " + error_text(exc)
+    if refusal:
+        return "refused", refusal
+    runner = _run_isolated if options.isolate else _run_inline
+    return runner(cell, dataset, options, memory_limit, on_wait=on_wait)
+
+
+def _cell_records(store, cell, keys, status, payload, common, options, skip=()) -> list[dict]:
+    """The records of one finished cell, except those whose key is in ``skip`` (stored
+    already); if any cannot be stored (a non-JSON value), one ``error`` record per
+    measurement naming the bad field instead. Raw outputs are written first."""
     records, raws = [], []
     for i, (key, params) in enumerate(zip(keys, cell.run_params())):
         sections = dict(payload[i]) if status == "ok" else {}
@@ -351,11 +356,16 @@ def _cell_records(store, cell, keys, status, payload, common, options) -> list[d
     except TypeError as exc:
         error = f"the measured results cannot be stored: {exc}"
         return [build_record(key=r["key"], params=r["params"], query_params=r["query_params"],
-                             status="error", error=error, **common) for r in records]
+                             status="error", error=error, **common)
+                for r in records if r["key"] not in skip]
+    kept = []
     for record, raw in zip(records, raws):
+        if record["key"] in skip:
+            continue
         if raw is not None and options.keep_raw:
             record["raw"] = store.save_raw(record["key"], raw)
-    return records
+        kept.append(record)
+    return kept
 
 
 def one_line(record: dict) -> str:
