@@ -440,3 +440,12 @@ def test_latency_vs_k_plot_for_a_dataset_family(tmp_path):
     assert tmp_path / "latency_vs_k-fam.png" in plots
     assert "latency_vs_k-fam.png" in (tmp_path / "report.md").read_text()
     assert not (tmp_path / "latency_vs_k-other.png").exists()
+
+
+def test_progress_is_reported_while_a_child_works():
+    from xcbench.isolation import run_in_child
+
+    seen = []
+    status, value = run_in_child(time.sleep, (2.5,), timeout=30, on_wait=seen.append)
+    assert status == "ok" and value is None
+    assert len(seen) >= 1 and all(s >= 1.0 for s in seen)

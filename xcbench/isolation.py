@@ -76,7 +76,7 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
     proc.start()
     child.close()
     try:
-        start = last_report = time.perf_counter()
+        start, last_report = time.perf_counter(), 0.0
         while not parent.poll(POLL_SECONDS):  # EOF (a dead child) also ends the wait
             elapsed = time.perf_counter() - start
             if elapsed >= timeout:
