@@ -41,3 +41,11 @@ def test_quality_metrics_keys():
     out = quality_metrics(np.array([[0, 1, 2, 3, 4]]), np.array([3]), np.array([-1.0]),
                           np.array([5]), 5)
     assert out["top1_error"] == 1.0 and out["top5_error"] == 0.0 and out["coverage"] == 1.0
+
+
+def test_path_cost_summary():
+    from xcbench.metrics import path_cost_summary
+
+    assert path_cost_summary(None) is None
+    assert path_cost_summary(np.array([])) is None
+    assert path_cost_summary(np.array([1.0, 2.0, 6.0])) == {"mean": 3.0, "p50": 2.0, "max": 6.0}

@@ -59,3 +59,30 @@ def test_in_process_plugin_registers_method(fresh_plugins):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         xcbench.make_method("softmax2", C=2.0)
+
+
+def test_plugin_whose_register_hook_raises_is_skipped_with_a_warning(fresh_plugins):
+    class Raising:
+        @xcbench.hookimpl
+        def register_methods(self, register):
+            raise RuntimeError("cannot register")
+
+    register_plugin(Raising(), name="raising")
+    with pytest.warns(PluginLoadWarning, match="'raising': register_methods failed.*cannot"):
+        names = xcbench.list_methods()
+    assert "softmax" in names
+    with pytest.warns(PluginLoadWarning):
+        infos = {i.name: i for i in plugin_infos()}
+    assert infos["raising"].methods == [] and "ova" in infos["linear"].methods
+
+
+def test_api_and_runner_do_not_import_each_other():
+    import ast
+    from pathlib import Path
+
+    root = Path(xcbench.__file__).parent
+    for module, other in [("runner", "api"), ("plan", "api"), ("plugins", "runner")]:
+        tree = ast.parse((root / f"{module}.py").read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module}
+        assert other not in imported, f"xcbench.{module} imports xcbench.{other}"

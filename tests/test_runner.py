@@ -34,7 +34,7 @@ def test_run_plan_records_and_resume(tmp_path):
                        options=FAST, progress=False)
     assert [r["status"] for r in records] == ["ok", "ok"]
     r = records[0]
-    assert r["schema_version"] == 1 and len(r["key"]) == 16
+    assert r["schema_version"] == 2 and len(r["key"]) == 16
     assert len(r["timings"]["latency_seconds"]) == 50
     assert r["environment"]["threads"] == 1
     assert 0 <= r["metrics"]["top1_error"] <= 1
@@ -126,7 +126,7 @@ def test_query_params_measured_on_one_fit(tmp_path):
 
 
 def test_zipped_params_are_swept_together_not_crossed():
-    from xcbench.cli import parse_param_overrides
+    from xcbench.plan import parse_param_overrides
     overrides = parse_param_overrides(["st:k+depth=50+8,100+7", "st:alpha=1"])
     cells = expand_plan(["st"], ["letter"], param_overrides=overrides)
     assert sorted((c.params_dict["k"], c.params_dict["depth"]) for c in cells) == \

@@ -1,8 +1,9 @@
 """The small public API for notebooks and scripts (the CLI is a thin layer over it)."""
 from __future__ import annotations
 
-from .method import Method, MethodSpec
-from .plugins import dataset_specs, lookup, method_specs
+from .method import Method
+from .runner import run_plan as _run_plan
+from .plugins import dataset_specs, get_method_spec, method_specs
 
 
 def list_methods() -> list[str]:
@@ -13,11 +14,6 @@ def list_methods() -> list[str]:
 def list_datasets() -> list[str]:
     """Names of all registered datasets, sorted."""
     return sorted(dataset_specs())
-
-
-def get_method_spec(name: str) -> MethodSpec:
-    """The registered MethodSpec called ``name``; KeyError lists the registered ones."""
-    return lookup(method_specs(), name, "method")
 
 
 def make_method(name: str, **params) -> Method:
@@ -31,6 +27,4 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", **kwargs) -> 
     Keyword arguments are those of :func:`xcbench.runner.run_plan` (``param_overrides``,
     ``options``, ``resume``, ``data_dir``, ``progress``).
     """
-    from .runner import run_plan as _run_plan
-
     return _run_plan(methods, datasets, seeds, out=out, **kwargs)

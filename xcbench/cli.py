@@ -15,70 +15,71 @@ def _split(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def _value(text: str):
-    """Parse a parameter value: int, float, bool, None, else the string itself."""
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
+#: exit codes of ``xcbench`` (documented in ``xcbench --help``)
+EXIT_OK, EXIT_CELL_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CODES = ("exit codes: 0 every run finished ok; 1 some run failed, timed out or was "
+              "refused; 2 usage or input error (bad option, unknown name, data problem); "
+              "130 interrupted (Ctrl-C or SIGTERM)")
+
+#: run option -> the command-line flag that sets it (for error messages)
+_FLAGS = {"timeout": "--timeout", "threads": "--threads", "fit_threads": "--fit-threads",
+          "latency_calls": "--latency-calls", "memory_limit": "--memory-limit"}
 
 
-def parse_param_overrides(items: list[str]) -> dict:
-    """``["softmax:C=0.1,1", "st:k+depth=50+8,100+7"]`` ->
-    {"softmax": {"C": [0.1, 1]}, "st": {"k+depth": [(50, 8), (100, 7)]}}: names joined by
-    ``+`` are swept together (zipped), not crossed."""
-    out: dict = {}
-    for item in items or []:
-        method, sep, rest = item.partition(":")
-        name, eq, values = rest.partition("=")
-        if not (sep and eq and method and name and values):
-            raise ValueError(f"--param {item!r}: expected METHOD:NAME=V1[,V2...] or "
-                             "METHOD:A+B=A1+B1,A2+B2, e.g. --param softmax:C=0.1,1")
-        names = name.split("+")
-        if len(names) == 1:
-            out.setdefault(method, {})[name] = [_value(v) for v in _split(values)]
-            continue
-        combos = [tuple(_value(x) for x in v.split("+")) for v in _split(values)]
-        if any(len(c) != len(names) for c in combos):
-            raise ValueError(f"--param {item!r}: each value needs {len(names)} parts joined "
-                             f"by '+' (one per name in {name!r})")
-        out.setdefault(method, {})[name] = combos
-    return out
+def _run_options(args):
+    """RunOptions from the command line; ValueError naming the flag of a bad value."""
+    from .memory import parse_size
+    from .runner import RunOptions
+
+    try:
+        return RunOptions(timeout=args.timeout, threads=args.threads,
+                          fit_threads=args.fit_threads, latency_calls=args.latency_calls,
+                          isolate=not args.in_process,
+                          memory_limit=parse_size(args.memory_limit) if args.memory_limit
+                          else None)
+    except ValueError as exc:
+        message = str(exc)
+        for name, flag in _FLAGS.items():
+            message = message.replace(f"The '{name}' parameter of RunOptions", flag)
+        raise ValueError(message) from None
 
 
 def cmd_run(args) -> int:
+    from .plan import parse_param_overrides
     from .report import write_report
-    from .runner import RunOptions, run_plan
+    from .report.summary import run_summary
+    from .runner import execute_plan
 
     methods, datasets = _split(args.methods), _split(args.dataset)
-    seeds = [int(s) for s in _split(args.seeds)]
-    options = RunOptions(timeout=args.timeout, threads=args.threads, fit_threads=args.fit_threads,
-                         latency_calls=args.latency_calls, isolate=not args.in_process)
+    try:
+        seeds = [int(s) for s in _split(args.seeds)]
+    except ValueError:
+        raise ValueError(f"--seeds {args.seeds!r}: expected integers, e.g. --seeds 0,1,2") \
+            from None
+    options = _run_options(args)
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    records = run_plan(methods, datasets, seeds, out=args.out,
-                       param_overrides=parse_param_overrides(args.param), options=options,
-                       resume=args.resume, data_dir=args.data_dir, progress=not args.quiet,
-                       command=command)
-    failed = [r for r in records if r["status"] != "ok"]
+    outcome = execute_plan(methods, datasets, seeds, out=args.out,
+                           param_overrides=parse_param_overrides(args.param), options=options,
+                           resume=args.resume, data_dir=args.data_dir,
+                           progress=not args.quiet, command=command)
+    records = outcome.records
+    failed = outcome.failed()
+    print(run_summary(records, outcome.reused))
     print(f"{len(records)} run(s) recorded in {args.out}/results.jsonl"
-          + (f", {len(failed)} did not finish" if failed else ""))
-    if not args.no_report:
+          + (f", {len(outcome.reused)} kept from before" if outcome.reused else "")
+          + (f"; {len(failed)} did not finish ok" if failed else ""))
+    if not args.no_report and (records or outcome.reused):
         paths = write_report(args.out)
         print(f"report: {paths['markdown']}")
-    return 0
+    return EXIT_CELL_FAILED if failed else EXIT_OK
 
 
 def cmd_report(args) -> int:
     from .report import write_report
 
-    paths = write_report(args.out, title=args.title)
+    paths = write_report(args.out, title=args.title, recompute=args.recompute)
+    if args.recompute:
+        print(f"recomputed the metrics of {paths['recomputed']} record(s) from raw outputs")
     print(f"report: {paths['markdown']}")
     for p in paths["plots"]:
         print(f"plot: {p}")
@@ -121,14 +122,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark extreme multi-class classifiers: accuracy, perplexity with "
                     "coverage, model size, training time and inference latency.",
         epilog="Run `xcbench run` with no arguments for the default job (ova and softmax on "
-               "the synthetic dataset), then read xcbench-results/report.md.")
+               "the synthetic dataset), then read xcbench-results/report.md. " + EXIT_CODES)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     run = sub.add_parser("run", help="run methods on datasets and write a report",
                          description="Plan methods x parameter grid x datasets x seeds, run "
                                      "each cell in its own process with a timeout, append one "
-                                     "record per run to OUT/results.jsonl, then write a report.")
+                                     "record per run to OUT/results.jsonl, then write a report. "
+                                     + EXIT_CODES)
     run.add_argument("--methods", default=DEFAULT_METHODS,
                      help=f"comma-separated method names (default: {DEFAULT_METHODS}); "
                           "see `xcbench list methods`")
@@ -147,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="threads while fitting (default: --threads); timing stays at --threads")
     run.add_argument("--latency-calls", type=int, default=1000,
                      help="single-example calls timed per run (default 1000)")
+    run.add_argument("--memory-limit", default=None, metavar="SIZE",
+                     help="memory one run may use, e.g. 4G or 512M (default: 70%% of the "
+                          "available RAM); a run whose method estimates more is recorded as "
+                          "refused, one that exceeds it as an error")
     run.add_argument("--resume", action="store_true",
                      help="skip cells that already have a record in OUT (re-run only missing)")
     run.add_argument("--in-process", action="store_true",
@@ -160,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Turn OUT/results.jsonl into OUT/report.md and one "
                                         "error-vs-latency PNG per dataset.")
     report.add_argument("--title", default="xcbench report")
+    report.add_argument("--recompute", action="store_true",
+                        help="recompute the quality metrics from the raw outputs kept in "
+                             "OUT/raw (no refitting)")
     _add_common(report, data=False)
     report.set_defaults(func=cmd_report)
 
@@ -178,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_common(p, out=True, data=True):
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show the full traceback of an error")
     if out:
         p.add_argument("--out", default=DEFAULT_OUT,
                        help=f"results and report directory (default: ./{DEFAULT_OUT})")
@@ -192,14 +205,25 @@ def main(argv=None) -> int:
     warnings.filterwarnings("default")
     try:
         return args.func(args)
-    except (KeyError, ValueError, FileNotFoundError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"xcbench: error: {message}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("xcbench: interrupted; finished runs are stored, rerun with --resume to "
               "complete the rest", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - one clear line; the traceback with --debug
+        if args.debug or not _is_input_error(exc):
+            raise
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"xcbench: error: {message}", file=sys.stderr)
+        print("(run with --debug for the traceback)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _is_input_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a problem with the user's input (options, names, data files)
+    rather than a bug, so one line says it all."""
+    from .data.fetch import DataError
+
+    return isinstance(exc, (KeyError, ValueError, OSError, DataError))
 
 
 if __name__ == "__main__":

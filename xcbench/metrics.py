@@ -72,3 +72,15 @@ def quality_metrics(labels, y, log_p=None, support_size=None, n_classes=None,
                                                              epsilon)
             out["smoothing_epsilon"] = epsilon
     return out
+
+
+def path_cost_summary(cost) -> dict | None:
+    """mean / p50 / max of per-row path costs (vectors evaluated per prediction); None when
+    there are none."""
+    if cost is None:
+        return None
+    cost = np.asarray(cost, dtype=np.float64)
+    if not cost.size:
+        return None
+    return {"mean": float(cost.mean()), "p50": float(np.percentile(cost, 50)),
+            "max": float(cost.max())}

@@ -1,8 +1,9 @@
 """The plugin manager: built-in and third-party plugins, all loaded from entry points.
 
-Set ``XCBENCH_PLUGINS`` to a comma-separated list of plugin (entry-point) names to load
+Spec lookups (``get_method_spec``) live here too. Set ``XCBENCH_PLUGINS`` to a comma-separated list of plugin (entry-point) names to load
 only those; set it to an empty string to load none. A plugin that fails to import is
-reported as a warning naming it and its error; the others still load.
+reported as a warning naming it and its error, as is one whose ``register_*`` hook raises;
+the others still load.
 """
 from __future__ import annotations
 
@@ -105,7 +106,13 @@ def _collect(hook_name: str) -> dict[str, tuple[object, str]]:
     found: dict[str, tuple[object, str]] = {}
     for impl in getattr(pm.hook, hook_name).get_hookimpls():
         specs: list = []
-        impl.function(**{arg: specs.append for arg in impl.argnames})
+        try:
+            impl.function(**{arg: specs.append for arg in impl.argnames})
+        except Exception as exc:  # a broken plugin must not take the others down
+            warnings.warn(f"xcbench plugin {impl.plugin_name!r}: {hook_name} failed, so "
+                          f"nothing it registers is used: {type(exc).__name__}: {exc}",
+                          PluginLoadWarning, stacklevel=2)
+            continue
         for spec in specs:
             if spec.name in found:
                 warnings.warn(
@@ -135,6 +142,11 @@ def lookup(specs: dict, name: str, kind: str):
         raise KeyError(f"unknown {kind} {name!r}; registered {kind}s: "
                        f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list {kind}s`)")
     return specs[name]
+
+
+def get_method_spec(name: str):
+    """The registered MethodSpec called ``name``; KeyError lists the registered ones."""
+    return lookup(method_specs(), name, "method")
 
 
 def plugin_infos() -> list[PluginInfo]:

@@ -1,8 +1,10 @@
 """The result record schema and the JSON-lines store.
 
-One record per run. Records are appended with a single ``write`` on a file opened with
-O_APPEND and then fsync'ed, so a killed runner never leaves half a record; a reader still
-skips (and warns about) an unparsable trailing line left by anything else.
+One record per measurement, built by :func:`build_record`. The records of one cell are
+appended with a single ``write`` on a file opened with O_APPEND and then fsync'ed, so a killed
+runner never leaves half a cell; a partial last line left by anything else is fenced off before
+the next append, and readers skip (and warn about) corrupt lines and records of other schema
+versions.
 """
 from __future__ import annotations
 
@@ -16,32 +18,80 @@ from pathlib import Path
 
 import numpy as np
 
-SCHEMA_VERSION = 1
-STATUSES = ("ok", "timeout", "error")
+SCHEMA_VERSION = 2
+#: schema versions this code reads; version 1 records have no ``path_cost``, ``memory`` or
+#: ``raw`` sections (and keys computed without the run options)
+READABLE_SCHEMA_VERSIONS = (1, SCHEMA_VERSION)
+#: fields every readable record has
+REQUIRED_FIELDS = ("schema_version", "key", "method", "params", "dataset", "seed", "status")
+STATUSES = ("ok", "timeout", "error", "refused")
 RESULTS_FILE = "results.jsonl"
+RAW_DIR = "raw"
+#: run options that change what is measured, so they are part of a record's key
+KEYED_OPTIONS = ("threads", "fit_threads", "latency_calls", "topk")
 
 
 def run_key(method: str, params: dict, dataset: str, dataset_checksum: str, seed: int,
-            version: str) -> str:
-    """A stable 16-hex-digit key for one cell of a plan."""
-    payload = json.dumps({"method": method, "params": params, "dataset": dataset,
-                          "dataset_checksum": dataset_checksum, "seed": seed,
-                          "xcbench_version": version}, sort_keys=True, default=str)
+            version: str, options: dict | None = None) -> str:
+    """A stable 16-hex-digit key for one measurement: the method, its canonical params
+    (``C=1`` and ``C=1.0`` give one key), the dataset and its checksum, the seed, the
+    xcbench version and the measuring run options (``KEYED_OPTIONS``)."""
+    from .plan import canonical_params
+
+    payload = json.dumps({"method": method, "params": canonical_params(params),
+                          "dataset": dataset, "dataset_checksum": dataset_checksum,
+                          "seed": seed, "xcbench_version": version,
+                          "options": {k: (options or {}).get(k) for k in KEYED_OPTIONS}},
+                         sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _jsonable(value):
+def build_record(*, key: str, method: str, spec, params: dict, query_params: dict,
+                 dataset, dataset_name: str, dataset_description: str, seed: int,
+                 status: str, error: str | None, started_at: str, wall_seconds: float,
+                 environment: dict, command: str | None, options: dict,
+                 sections: dict | None = None) -> dict:
+    """One result record of the current schema. ``sections`` holds the measured parts
+    (``metrics``, ``stats``, ``summary``, ``timings``, ``path_cost``, ``memory``,
+    ``warnings``, ``raw``) of an ``ok`` record, or the partial ones of a failed cell."""
+    if status not in STATUSES:
+        raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+    return {
+        "schema_version": SCHEMA_VERSION, "key": key, "method": method,
+        "plugin": spec.plugin, "family": spec.family, "params": params,
+        "query_params": query_params, "dataset": dataset_name,
+        "dataset_checksum": dataset.checksum, "dataset_version": dataset.version,
+        "dataset_description": dataset_description,
+        "dataset_sources": dataset.info.get("source_sha256", {}),
+        "seed": seed, "status": status, "error": error, "started_at": started_at,
+        "wall_seconds": wall_seconds, "dataset_stats": dataset.stats,
+        "environment": environment, "command": command, "run_options": options,
+        "path_cost": None, "memory": None, **(sections or {}),
+    }
+
+
+def _jsonable(value, where: str = "record"):
+    """``value`` as plain JSON types (numpy scalars and arrays converted, non-finite floats
+    as null / "inf" / "-inf"); TypeError naming ``where`` for anything else."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, f"{where}[{k!r}]") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
+        return _jsonable(value.tolist(), where)
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"{where} is a {type(value).__name__} ({value!r:.60}), which is not "
+                    "JSON-serialisable; return numbers, strings, lists or dicts")
+
+
+def encode_record(record: dict) -> bytes:
+    """One JSON line for ``record``; TypeError naming the first field that cannot be stored."""
+    return (json.dumps(_jsonable(record), sort_keys=True, allow_nan=False) + "\n").encode()
 
 
 def _git_commit() -> str | None:
@@ -80,40 +130,88 @@ def environment(threads: int) -> dict:
 
 
 class ResultStore:
-    """Append-only JSON-lines file of run records."""
+    """Append-only JSON-lines file of run records, with raw outputs in ``raw/<key>.npz``."""
 
     def __init__(self, path: str | os.PathLike):
         path = Path(path)
         self.path = path / RESULTS_FILE if path.suffix != ".jsonl" else path
+        self.raw_dir = self.path.parent / RAW_DIR
 
     def append(self, record: dict) -> None:
-        """Append one record atomically (one write of one line, then fsync)."""
+        """Append one record atomically (see :meth:`append_many`)."""
+        self.append_many([record])
+
+    def append_many(self, records: list[dict]) -> None:
+        """Append records with one write, then fsync: all of them are stored or none.
+
+        A partial last line (left by a crash of another writer) is fenced off with a newline
+        first, so it stays one corrupt line that readers skip, and the new records parse."""
+        data = b"".join(encode_record(r) for r in records)  # TypeError before any write
+        if not data:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = (json.dumps(_jsonable(record), sort_keys=True, allow_nan=False) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            written = os.write(fd, line)
-            if written != len(line):
-                raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                warnings.warn(f"{self.path}: the last line was incomplete (a killed writer?); "
+                              "it is kept as a corrupt line and new records start after it",
+                              stacklevel=2)
+                data = b"\n" + data
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
             os.fsync(fd)
         finally:
             os.close(fd)
 
     def records(self) -> list[dict]:
-        """All parsable records, in file order; corrupt lines are skipped with a warning."""
+        """All readable records, in file order. Corrupt lines, records of a schema version
+        this code does not read and records missing a required field are skipped with a
+        warning naming the line."""
         if not self.path.exists():
             return []
         out = []
-        with open(self.path, encoding="utf-8") as f:
+        with open(self.path, encoding="utf-8", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
                 if not line.strip():
                     continue
+                problem = None
                 try:
-                    out.append(json.loads(line))
+                    record = json.loads(line)
                 except json.JSONDecodeError:
-                    warnings.warn(f"{self.path}:{lineno}: skipping a corrupt record line",
-                                  stacklevel=2)
+                    problem = "a corrupt record line"
+                else:
+                    problem = _unreadable(record)
+                if problem:
+                    warnings.warn(f"{self.path}:{lineno}: skipping {problem}", stacklevel=2)
+                    continue
+                out.append(record)
         return out
+
+    def raw_path(self, key: str) -> Path:
+        """Where the raw outputs of record ``key`` are kept."""
+        return self.raw_dir / f"{key}.npz"
+
+    def save_raw(self, key: str, arrays: dict) -> str:
+        """Write ``arrays`` to ``raw/<key>.npz`` (atomically); return the path relative to
+        the store's folder, as recorded in the record's ``raw`` field."""
+        self.raw_dir.mkdir(parents=True, exist_ok=True)
+        target = self.raw_path(key)
+        tmp = target.with_suffix(".tmp.npz")
+        np.savez_compressed(tmp, **{k: v for k, v in arrays.items() if v is not None})
+        os.replace(tmp, target)
+        return f"{RAW_DIR}/{target.name}"
+
+    def load_raw(self, record: dict) -> dict | None:
+        """The raw outputs of ``record`` as {name: array}, or None if it has none."""
+        if not record.get("raw"):
+            return None
+        path = self.path.parent / record["raw"]
+        if not path.exists():
+            return None
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
 
     def keys(self) -> set[str]:
         """Keys of every stored record (any status)."""
@@ -134,9 +232,25 @@ class ResultStore:
         for r in self.latest():
             row = {k: v for k, v in r.items() if not isinstance(v, (dict, list))}
             row["params"] = json.dumps(r.get("params", {}), sort_keys=True)
-            for section in ("metrics", "stats", "summary", "dataset_stats"):
+            for section in ("metrics", "stats", "summary", "dataset_stats", "memory"):
                 for k, v in (r.get(section) or {}).items():
                     if not isinstance(v, (dict, list)):
                         row[k] = v
+            for k, v in (r.get("path_cost") or {}).items():
+                row[f"path_cost_{k}"] = v
             rows.append(row)
         return pd.DataFrame(rows)
+
+
+def _unreadable(record) -> str | None:
+    """Why ``record`` cannot be read by this code, or None if it can."""
+    if not isinstance(record, dict):
+        return "a line that is not a JSON object"
+    version = record.get("schema_version")
+    if version not in READABLE_SCHEMA_VERSIONS:
+        return (f"a record of schema version {version!r} (this xcbench reads "
+                f"{', '.join(map(str, READABLE_SCHEMA_VERSIONS))})")
+    missing = [f for f in REQUIRED_FIELDS if f not in record]
+    if missing:
+        return f"a record missing field(s) {', '.join(missing)}"
+    return None

@@ -1,53 +1,48 @@
-"""Plans (method x params x dataset x seed) and runs each cell in its own process.
+"""Runs the cells of a plan, each in its own process, and stores one record per measurement.
 
-Each run is isolated in a forked child with a timeout; the parent appends exactly one record
-per finished cell (status ``ok``, ``timeout`` or ``error``). An interrupted runner writes no
-record for the cell it was running, so ``resume=True`` re-runs exactly the missing cells.
+Each cell runs in a forked child with a timeout and a memory cap (see ``isolation``); the
+parent appends the records of a finished cell in one write (status ``ok``, ``timeout``,
+``error`` or ``refused``), with the raw outputs beside them. An interrupted runner writes no
+record for the cell it was running, so ``resume=True`` re-runs exactly the missing ones.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
+import contextlib
+import os
+import pickle
+import signal
+import threading
 import time
-import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import ParameterGrid
+import scipy.sparse as sp
 
 from . import __version__
 from .data import data_dir as resolve_data_dir
 from .data import get_dataset_spec
+from .isolation import error_text, memory_error_text, run_in_child
 from .measure import batch_throughput, latency_summary, single_example_latency, time_call
-from .metrics import DEFAULT_SMOOTHING_EPSILON, quality_metrics
-from .results import SCHEMA_VERSION, ResultStore, environment, run_key
+from .memory import default_memory_limit, format_gb, peak_rss, reset_peak_rss, rss
+from .metrics import DEFAULT_SMOOTHING_EPSILON, path_cost_summary, quality_metrics
+from .output_checks import (check_log_proba_output, check_path_cost_output,
+                            check_support_output, check_topk_output)
+from .plan import Cell, cell_method_params, expand_plan, validate_cells
+from .plugins import get_method_spec
+from .results import (KEYED_OPTIONS, RESULTS_FILE, ResultStore, build_record, encode_record,
+                      environment, run_key)
 
-
-@dataclass(frozen=True)
-class Cell:
-    """One fit of a plan: a method with fixed build params on one dataset with one seed,
-    measured once per combination of its query params (``queries``; one empty one if the
-    method has none). Each measurement becomes one record."""
-
-    method: str
-    params: tuple  # sorted (name, value) pairs, hashable
-    dataset: str
-    seed: int
-    queries: tuple = ((),)  # tuple of sorted (name, value) pair tuples
-
-    @property
-    def params_dict(self) -> dict:
-        return dict(self.params)
-
-    def run_params(self) -> list[dict]:
-        """The params of each record this cell produces: build params + one query combo."""
-        return [{**dict(self.params), **dict(q)} for q in self.queries]
+__all__ = ["Cell", "RunOptions", "expand_plan", "measure_cell", "run_plan", "execute_plan",
+           "PlanOutcome"]
 
 
 @dataclass
 class RunOptions:
-    """How each cell is measured."""
+    """How each cell is measured. Values are checked when the options are made (scikit-learn
+    parameter constraints), so a bad option fails before any cell runs."""
 
     timeout: float = 1800.0
     threads: int = 1
@@ -58,67 +53,63 @@ class RunOptions:
     topk: int = 5
     smoothing_epsilon: float = DEFAULT_SMOOTHING_EPSILON
     isolate: bool = True
+    memory_limit: int | None = None  # bytes a cell may use; None: a share of available RAM
+    keep_raw: bool = True  # write OUT/raw/<key>.npz beside each ok record
     extra: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        from numbers import Integral, Real
 
-def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cell]:
-    """All cells: for each method its param grid (overrides replace grid entries), x datasets x seeds.
+        from sklearn.utils._param_validation import Interval, validate_parameter_constraints
 
-    ``param_overrides`` maps method name to {param: [values]}. Unknown methods or parameters
-    raise KeyError/ValueError listing what is valid.
-    """
-    from .api import get_method_spec
+        constraints = {
+            "timeout": [Interval(Real, 0, None, closed="neither")],
+            "threads": [Interval(Integral, 1, None, closed="left")],
+            "fit_threads": [Interval(Integral, 1, None, closed="left"), None],
+            "latency_calls": [Interval(Integral, 1, None, closed="left")],
+            "latency_warmup": [Interval(Integral, 0, None, closed="left")],
+            "throughput_repeats": [Interval(Integral, 1, None, closed="left")],
+            "topk": [Interval(Integral, 1, None, closed="left")],
+            "smoothing_epsilon": [Interval(Real, 0, 1, closed="neither")],
+            "isolate": ["boolean"],
+            "memory_limit": [Interval(Integral, 1, None, closed="left"), None],
+            "keep_raw": ["boolean"],
+            "extra": [dict],
+        }
+        validate_parameter_constraints(constraints, asdict(self), caller_name="RunOptions")
 
-    param_overrides = param_overrides or {}
-    unknown = set(param_overrides) - set(methods)
-    if unknown:
-        raise ValueError(f"parameters given for method(s) not in the plan: {sorted(unknown)}")
-    cells = []
-    for name in methods:
-        spec = get_method_spec(name)
-        overrides = param_overrides.get(name, {})
-        spec.validate_params({part: None for key in overrides for part in key.split("+")})
-        zipped = [key for key in overrides if "+" in key]
-        if any(part in spec.query_params for key in zipped for part in key.split("+")):
-            raise ValueError(f"query parameters of {name!r} cannot be swept together with '+'")
-        grid = {**{k: list(v) for k, v in spec.param_grid.items()},
-                **{k: list(v) for k, v in overrides.items() if k not in spec.query_params}}
-        query_grid = {k: list(overrides.get(k, v)) for k, v in spec.query_params.items()}
-        queries = tuple(tuple(sorted(q.items())) for q in ParameterGrid(query_grid or [{}]))
-        for params in map(_unzip, ParameterGrid(grid or [{}])):
-            for dataset in datasets:
-                for seed in seeds:
-                    cells.append(Cell(name, tuple(sorted(params.items())), dataset, int(seed),
-                                      queries))
-    return cells
+    def keyed(self) -> dict:
+        """The options that change measurements (part of each record's key)."""
+        return {k: getattr(self, k) for k in KEYED_OPTIONS}
+
+    def effective_memory_limit(self) -> int | None:
+        """``memory_limit``, or the default share of the available RAM."""
+        return self.memory_limit or default_memory_limit()
 
 
-def _unzip(params: dict) -> dict:
-    """{"k+depth": (50, 8)} -> {"k": 50, "depth": 8}; other entries unchanged."""
-    out = {}
-    for key, value in params.items():
-        out.update(zip(key.split("+"), value) if "+" in key else [(key, value)])
-    return out
+def _nnz(X) -> int:
+    return int(X.nnz) if sp.issparse(X) else int(np.prod(X.shape))
 
 
-def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:
+def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
     """Fit one cell in this process and measure it once per query combination; return the
-    measured sections of each record, in the order of ``cell.queries``."""
+    measured sections of each record (and its raw arrays), in the order of ``cell.queries``."""
     from threadpoolctl import threadpool_limits
 
-    from .api import get_method_spec
-
     spec = get_method_spec(cell.method)
-    params = cell.params_dict
-    if "random_state" in spec.valid_params():
-        params.setdefault("random_state", cell.seed)
+    params = cell_method_params(cell, spec.valid_params())
     fit_threads = options.fit_threads or options.threads
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         method = spec.make(**params)
+        reset = reset_peak_rss()
+        before = rss()
         with threadpool_limits(limits=fit_threads):
             _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
                                        n_classes=dataset.n_classes)
+        memory = {"rss_before_fit_bytes": before,
+                  "fit_peak_rss_bytes": peak_rss() if reset else None,
+                  "model_pickle_bytes": _pickled_size(method)}
         results = []
         for query in cell.queries:
             method.set_params(**dict(query))
@@ -129,152 +120,259 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> dict:
         sections["summary"]["fit_seconds"] = sections["timings"]["fit_seconds"] = fit_seconds
         sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0] / fit_seconds)
         sections["timings"]["fit_threads"] = fit_threads
+        sections["memory"] = dict(memory)
         sections["warnings"] = messages
     return results
 
 
+def _pickled_size(method) -> int | None:
+    """Bytes of the fitted model's pickle (None if it cannot be pickled)."""
+    try:
+        return len(pickle.dumps(method, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - a model that does not pickle has no size here
+        return None
+
+
 def _measure_fitted(method, dataset, options: RunOptions) -> dict:
-    """Quality metrics, statistics and prediction timings of a fitted method."""
-    X, y = dataset.X_test, dataset.y_test
-    (labels, _), first_predict = time_call(method.predict_topk, X, options.topk)
+    """Quality metrics, statistics, prediction timings and path cost of a fitted method,
+    after checking its outputs; raw arrays under ``"raw_arrays"``."""
+    X, y, n, k = dataset.X_test, dataset.y_test, dataset.X_test.shape[0], options.topk
+    (labels, scores), first_predict = time_call(method.predict_topk, X, k)
+    check_topk_output(labels, scores, n, k, dataset.n_classes)
     try:
         log_p, log_proba_seconds = time_call(method.log_proba, X, y)
         support = method.support_size(X)
     except NotImplementedError:  # a method with no probability model reports no perplexity
         log_p, log_proba_seconds, support = None, None, None
+    if log_p is not None:
+        check_log_proba_output(log_p, n)
+        check_support_output(support, n, dataset.n_classes)
     metrics = quality_metrics(labels, y, log_p, support, dataset.n_classes,
                               epsilon=options.smoothing_epsilon)
-    batch_seconds = batch_throughput(method, X, options.topk, options.throughput_repeats)
+    batch_seconds = batch_throughput(method, X, k, options.throughput_repeats)
     latency = single_example_latency(method, X, options.latency_calls,
                                      options.latency_warmup, k=1)
-    summary = {"throughput_per_s": float(X.shape[0] / np.median(batch_seconds)),
+    summary = {"throughput_per_s": float(n / np.median(batch_seconds)),
                **latency_summary(latency)}
     timings = {"first_predict_seconds": first_predict, "log_proba_seconds": log_proba_seconds,
-               "batch_predict_seconds": batch_seconds.tolist(), "batch_size": X.shape[0],
+               "batch_predict_seconds": batch_seconds.tolist(), "batch_size": n,
                "latency_seconds": latency.tolist()}
-    return {"metrics": metrics, "stats": method.stats(), "summary": summary, "timings": timings}
+    stats = method.stats()
+    cost = _path_cost(method, X)  # after the timed calls: measuring never slows them
+    return {"metrics": metrics, "stats": stats, "summary": summary, "timings": timings,
+            "path_cost": path_cost_summary(cost),
+            "raw_arrays": {"labels": labels, "scores": scores, "log_p": log_p,
+                           "support": support, "path_cost": cost, "y": np.asarray(y)}}
 
 
-def _error_text(exc: BaseException) -> str:
-    """The error stored in a failed run's record: type, message, then the traceback."""
-    return f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
-
-
-def _child(conn, cell, dataset, options):
+def _path_cost(method, X):
+    """``method.path_cost(X)`` checked, or None for a method that does not measure it."""
     try:
-        conn.send(("ok", measure_cell(cell, dataset, options)))
-    except BaseException as exc:  # report every failure, including SystemExit
-        conn.send(("error", _error_text(exc)))
-    finally:
-        conn.close()
+        cost = np.asarray(method.path_cost(X), dtype=np.float64)
+    except NotImplementedError:
+        return None
+    check_path_cost_output(cost, X.shape[0])
+    return cost
 
 
-def _run_isolated(cell, dataset, options, on_wait=None):
-    """Run one cell in a forked child; return (status, payload or error text).
-
-    ``on_wait(seconds)`` is called about once a second while the child works (progress)."""
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, cell, dataset, options), daemon=True)
-    proc.start()
-    child.close()
-    try:
-        start = time.perf_counter()
-        while not parent.poll(min(1.0, options.timeout)):  # EOF (a dead child) also ends it
-            elapsed = time.perf_counter() - start
-            if elapsed >= options.timeout:
-                return "timeout", f"exceeded the timeout of {options.timeout:g} s"
-            if on_wait is not None:
-                on_wait(elapsed)
-        try:
-            status, payload = parent.recv()
-        except EOFError:
-            proc.join()
-            return "error", f"the run's process died (exit code {proc.exitcode})"
-        proc.join()
-        return status, payload
-    finally:
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-        parent.close()
-
-
-def _run_inline(cell, dataset, options, on_wait=None):
+def _run_inline(cell, dataset, options, memory_limit=None, on_wait=None):
     try:
         return "ok", measure_cell(cell, dataset, options)
-    except Exception as exc:
-        return "error", _error_text(exc)
+    except MemoryError as exc:
+        return "error", memory_error_text(exc, memory_limit) if memory_limit else error_text(exc)
+    except Exception as exc:  # noqa: BLE001 - a failing cell becomes its error record
+        return "error", error_text(exc)
+
+
+def _run_isolated(cell, dataset, options, memory_limit=None, on_wait=None):
+    return run_in_child(measure_cell, (cell, dataset, options), options.timeout,
+                        memory_limit, on_wait)
+
+
+def memory_refusal(cell: Cell, dataset, memory_limit: int | None) -> str | None:
+    """Why ``cell`` must not run within ``memory_limit`` bytes (its method's
+    ``estimate_memory`` is larger), or None if it may run."""
+    if not memory_limit:
+        return None
+    spec = get_method_spec(cell.method)
+    method = spec.make(**cell_method_params(cell, spec.valid_params()))
+    X = dataset.X_train
+    estimate = method.estimate_memory(int(X.shape[0]), int(X.shape[1]), _nnz(X),
+                                      int(dataset.n_classes))
+    if estimate is None or estimate <= memory_limit:
+        return None
+    return (f"would need ~{format_gb(estimate)} (limit {format_gb(memory_limit)}); run a "
+            "smaller problem, use the method's hashing/size parameters, or raise "
+            "--memory-limit")
+
+
+def check_out_dir(out) -> Path:
+    """``out`` as a results folder; ValueError before any work if it is a file or a
+    ``.jsonl`` name, or cannot be created."""
+    out = Path(out)
+    if out.suffix == ".jsonl":
+        raise ValueError(f"--out {out} looks like a results file; --out names a folder (the "
+                         f"records go to FOLDER/{RESULTS_FILE}), e.g. --out {out.with_suffix('')}")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder; choose a folder for results "
+                         "and the report")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
+    if not os.access(out, os.W_OK):
+        raise ValueError(f"--out {out}: the folder is not writable")
+    return out
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within the block, SIGTERM raises KeyboardInterrupt (as Ctrl-C does), so the running
+    child is killed and finished records are kept; a no-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class PlanOutcome:
+    """What a run did: the records it stored and the stored ones it reused (``resume``)."""
+
+    records: list
+    reused: list
+
+    def failed(self) -> list:
+        """The records of this plan (new or reused) whose status is not ``ok``."""
+        return [r for r in self.records + self.reused if r["status"] != "ok"]
 
 
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
              options: RunOptions | None = None, resume=False, data_dir=None, progress=True,
-             command: str | None = None):
+             command: str | None = None) -> list[dict]:
     """Run every cell of the plan, append one record per measurement to ``out``; return
-    the new records.
+    the new records (see :func:`execute_plan`)."""
+    return execute_plan(methods, datasets, seeds, out, param_overrides, options, resume,
+                        data_dir, progress, command).records
 
-    With ``resume=True`` cells whose records are all stored already (any status) are skipped.
-    ``command`` (the command line that asked for the run) is stored in each record.
+
+def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
+                 options: RunOptions | None = None, resume=False, data_dir=None,
+                 progress=True, command: str | None = None) -> PlanOutcome:
+    """Run every cell of the plan; return a PlanOutcome.
+
+    Everything that can be checked is checked before any cell runs: the output folder, the
+    plan, every method's parameter values and the dataset names. With ``resume=True``
+    measurements already stored (any status) are not repeated; a cell stored in part is
+    re-run and only its missing records are added. ``command`` is stored in each record.
     """
     from tqdm.auto import tqdm
 
-    from .api import get_method_spec
-
     options = options or RunOptions()
     cells = expand_plan(methods, datasets, seeds, param_overrides)
-    for name in datasets:  # fail early on an unknown dataset, before any work
+    validate_cells(cells)
+    for name in dict.fromkeys(datasets):
         get_dataset_spec(name)
+    out = check_out_dir(out)
     store = ResultStore(out)
-    done = store.keys() if resume else set()
+    stored = {r["key"]: r for r in store.records()} if resume else {}
     env = environment(options.threads)
-    records = []
+    memory_limit = options.effective_memory_limit() if options.isolate else options.memory_limit
+    outcome = PlanOutcome([], [])
     bar = tqdm(total=len(cells), desc="xcbench run", unit="run", disable=not progress)
-    for dataset_name in dict.fromkeys(c.dataset for c in cells):
-        bar.set_postfix_str(f"loading {dataset_name}")
-        dataset_spec = get_dataset_spec(dataset_name)
-        dataset = dataset_spec.load(resolve_data_dir(data_dir))
-        for cell in [c for c in cells if c.dataset == dataset_name]:
-            keys = [run_key(cell.method, p, cell.dataset, dataset.checksum, cell.seed,
-                            __version__) for p in cell.run_params()]
-            if all(key in done for key in keys):
-                bar.update(1)
-                continue
-            label = f"{cell.method} on {dataset_name} seed {cell.seed}"
-            bar.set_postfix_str(label)
-            started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            t0 = time.perf_counter()
-            runner = _run_isolated if options.isolate else _run_inline
-            status, payload = runner(
-                cell, dataset, options,
-                on_wait=lambda s: bar.set_postfix_str(f"{label}, {s:.0f} s", refresh=True))
-            spec = get_method_spec(cell.method)
-            for i, (key, params) in enumerate(zip(keys, cell.run_params())):
-                record = {
-                    "schema_version": SCHEMA_VERSION, "key": key, "method": cell.method,
-                    "plugin": spec.plugin, "family": spec.family, "params": params,
-                    "query_params": dict(cell.queries[i]), "dataset": dataset_name,
-                    "dataset_checksum": dataset.checksum, "dataset_version": dataset.version,
-                    "dataset_description": dataset_spec.description,
-                    "dataset_sources": dataset.info.get("source_sha256", {}),
-                    "seed": cell.seed, "status": status,
-                    "error": None if status == "ok" else payload, "started_at": started,
-                    "wall_seconds": time.perf_counter() - t0, "dataset_stats": dataset.stats,
-                    "environment": env, "command": command,
-                    **(payload[i] if status == "ok" else {}),
-                }
-                store.append(record)
-                records.append(record)
+    with sigterm_as_interrupt():
+        for dataset_name in dict.fromkeys(c.dataset for c in cells):
+            bar.set_postfix_str(f"loading {dataset_name}")
+            dataset_spec = get_dataset_spec(dataset_name)
+            dataset = dataset_spec.load(resolve_data_dir(data_dir))
+            for cell in [c for c in cells if c.dataset == dataset_name]:
+                keys = [run_key(cell.method, p, cell.dataset, dataset.checksum, cell.seed,
+                                __version__, options.keyed()) for p in cell.run_params()]
+                outcome.reused += [stored[k] for k in keys if k in stored]
+                if all(key in stored for key in keys):
+                    bar.update(1)
+                    continue
+                label = f"{cell.method} on {dataset_name} seed {cell.seed}"
+                bar.set_postfix_str(label)
+                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                t0 = time.perf_counter()
+                status, payload = _run_cell(
+                    cell, dataset, options, memory_limit,
+                    on_wait=lambda s: bar.set_postfix_str(f"{label}, {s:.0f} s", refresh=True))
+                common = dict(method=cell.method, spec=get_method_spec(cell.method),
+                              dataset=dataset, dataset_name=dataset_name,
+                              dataset_description=dataset_spec.description, seed=cell.seed,
+                              started_at=started, wall_seconds=time.perf_counter() - t0,
+                              environment=env, command=command,
+                              options={**options.keyed(), "timeout": options.timeout,
+                                       "memory_limit": memory_limit})
+                new = _cell_records(store, cell, keys, status, payload, common, options,
+                                    skip=stored)
+                store.append_many(new)
+                outcome.records += new
                 if progress:
-                    tqdm.write(_one_line(record))
-            bar.update(1)
+                    for record in new:
+                        tqdm.write(one_line(record))
+                bar.update(1)
     bar.close()
-    return records
+    return outcome
 
 
-def _one_line(record: dict) -> str:
+def _run_cell(cell, dataset, options, memory_limit, on_wait=None):
+    """(status, measured sections or error text) of one cell: ``refused`` when its memory
+    estimate exceeds the limit, else the result of running it (isolated or inline)."""
+    try:
+        refusal = memory_refusal(cell, dataset, memory_limit)
+    except Exception as exc:  # noqa: BLE001 - a broken estimate fails its cell
+        return "error", "estimate_memory failed: " + error_text(exc)
+    if refusal:
+        return "refused", refusal
+    runner = _run_isolated if options.isolate else _run_inline
+    return runner(cell, dataset, options, memory_limit, on_wait=on_wait)
+
+
+def _cell_records(store, cell, keys, status, payload, common, options, skip=()) -> list[dict]:
+    """The records of one finished cell, except those whose key is in ``skip`` (stored
+    already); if any cannot be stored (a non-JSON value), one ``error`` record per
+    measurement naming the bad field instead. Raw outputs are written first."""
+    records, raws = [], []
+    for i, (key, params) in enumerate(zip(keys, cell.run_params())):
+        sections = dict(payload[i]) if status == "ok" else {}
+        raws.append(sections.pop("raw_arrays", None))
+        records.append(build_record(key=key, params=params, query_params=dict(cell.queries[i]),
+                                    status=status, error=None if status == "ok" else payload,
+                                    sections=sections, **common))
+    try:
+        for record in records:
+            encode_record(record)
+    except TypeError as exc:
+        error = f"the measured results cannot be stored: {exc}"
+        return [build_record(key=r["key"], params=r["params"], query_params=r["query_params"],
+                             status="error", error=error, **common)
+                for r in records if r["key"] not in skip]
+    kept = []
+    for record, raw in zip(records, raws):
+        if record["key"] in skip:
+            continue
+        if raw is not None and options.keep_raw:
+            record["raw"] = store.save_raw(record["key"], raw)
+        kept.append(record)
+    return kept
+
+
+def one_line(record: dict) -> str:
+    """A record as one line of progress output."""
     head = f"{record['method']} {record['params']} on {record['dataset']} seed {record['seed']}"
     if record["status"] != "ok":
-        return f"{head}: {record['status'].upper()} {record['error'].splitlines()[0]}"
+        return f"{head}: {record['status'].upper()} {(record['error'] or '').splitlines()[0]}"
     m, s = record["metrics"], record["summary"]
     return (f"{head}: top-1 error {m['top1_error']:.3f}, fit {s['fit_seconds']:.1f} s, "
             f"p50 {s['latency_p50_ms']:.3f} ms")

@@ -14,12 +14,14 @@ COLUMNS = [
     ("PPL smoothed", "metrics", "perplexity_smoothed", "num"),
     ("size MB", "stats", "bytes", "mb"),
     ("depth", "stats", "depth", "num"),
-    ("vectors/pred", "derived", "vectors_per_prediction", "num"),
+    ("vectors/pred", "path_cost", "mean", "num"),
     ("p50 ms", "summary", "latency_p50_ms", "ms"),
     ("p99 ms", "summary", "latency_p99_ms", "ms"),
     ("throughput /s", "summary", "throughput_per_s", "int"),
     ("train s", "summary", "fit_seconds", "num"),
     ("train ex/s", "summary", "train_examples_per_s", "int"),
+    ("fit peak RSS MB", "memory", "fit_peak_rss_bytes", "mb"),
+    ("model MB", "memory", "model_pickle_bytes", "mb"),
 ]
 
 
@@ -35,17 +37,6 @@ def _number(value):
     return float(value)
 
 
-def _derived(record: dict) -> dict:
-    """Values computed from a record: ``vectors_per_prediction``, the weight vectors a tree
-    with leaf classifiers dots with x per prediction (decision nodes + leaf classes scored;
-    stats that report ``classes_scored_per_prediction`` only)."""
-    stats = record.get("stats") or {}
-    if "classes_scored_per_prediction" not in stats:
-        return {}
-    return {"vectors_per_prediction": stats.get("nodes_per_prediction", 0.0)
-            + stats["classes_scored_per_prediction"]}
-
-
 def group_rows(records: list[dict]) -> list[dict]:
     """Rows of successful runs: identity, n_seeds, and per column (mean, std) over seeds."""
     groups: dict[tuple, list[dict]] = {}
@@ -59,8 +50,7 @@ def group_rows(records: list[dict]) -> list[dict]:
         row = {"dataset": dataset, "method": method, "params": json.loads(params),
                "n_seeds": len(runs), "values": {}}
         for title, section, key, _ in COLUMNS:
-            vals = np.array([_number((_derived(r) if section == "derived" else
-                                      (r.get(section) or {})).get(key)) for r in runs])
+            vals = np.array([_number((r.get(section) or {}).get(key)) for r in runs])
             finite = vals[np.isfinite(vals)]
             if len(finite) == 0:
                 row["values"][title] = (np.nan, np.nan) if np.isnan(vals).all() else \

@@ -44,8 +44,16 @@ def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
     ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no crowded labels
-    ax.set_xlabel("single-example latency p50 (ms, log scale)")
-    ax.set_ylabel("top-1 test error (%)")
+    return _finish_plot(fig, ax, path, title, "single-example latency p50 (ms, log scale)",
+                        "top-1 test error (%)")
+
+
+def _finish_plot(fig, ax, path, title: str, xlabel: str, ylabel: str) -> bool:
+    """Label, grid and save a plot as PNG at ``path``; return True."""
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="best")
@@ -53,3 +61,47 @@ def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
     fig.savefig(path)
     plt.close(fig)
     return True
+
+
+def dataset_families(records: list[dict]) -> dict[str, list[str]]:
+    """Families of datasets: names sharing a prefix (all but the last ``-`` part, e.g.
+    ``synthetic-sparse`` for ``synthetic-sparse-1k``) whose numbers of classes differ;
+    {family: dataset names sorted by K}, only families of two or more datasets."""
+    n_classes = {}
+    for r in records:
+        k = (r.get("dataset_stats") or {}).get("n_classes")
+        if k is not None and "-" in r["dataset"]:
+            n_classes[r["dataset"]] = k
+    groups: dict[str, list[str]] = {}
+    for name in n_classes:
+        groups.setdefault(name.rsplit("-", 1)[0], []).append(name)
+    return {family: sorted(names, key=n_classes.get) for family, names in groups.items()
+            if len({n_classes[n] for n in names}) > 1}
+
+
+def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
+    """Save a log-log PNG of p50 single-example latency (ms) against the number of classes
+    K, one line per method and params; False if no method has two points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n_classes = {r["dataset"]: (r.get("dataset_stats") or {}).get("n_classes") for r in records}
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for row in group_rows(records):
+        p50 = row["values"]["p50 ms"][0]
+        if math.isfinite(p50) and n_classes.get(row["dataset"]):
+            label = f"{row['method']} ({params_label(row['params'])})"
+            lines.setdefault(label, []).append((n_classes[row["dataset"]], p50))
+    lines = {label: sorted(points) for label, points in lines.items() if len(points) > 1}
+    if not lines:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    for label, points in sorted(lines.items()):
+        ks, ms = zip(*points)
+        ax.plot(ks, ms, marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    return _finish_plot(fig, ax, path, title, "number of classes K (log scale)",
+                        "single-example latency p50 (ms, log scale)")

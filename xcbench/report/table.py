@@ -46,7 +46,7 @@ def dataset_header(records: list[dict]) -> list[str]:
 
 
 def markdown_report(records: list[dict], title="xcbench report", command=None,
-                    plot_names: dict | None = None) -> str:
+                    plot_names: dict | None = None, family_plots: dict | None = None) -> str:
     """A markdown report: per dataset, one row per method and params, then failed runs.
 
     Values are mean ± std over seeds; errors and coverage in percent, latency in ms per
@@ -66,11 +66,14 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
                   f"xcbench {env.get('xcbench')}.", ""]
     lines += ["Columns: test top-1/top-5 error; perplexity over the covered test examples and "
               "the covered share (examples whose true label gets non-zero probability); "
-              "perplexity after epsilon smoothing; model size; tree depth; for softmax trees "
-              "the weight vectors dotted with x per test prediction (decision nodes + leaf "
-              "classes: the path cost); single-example "
+              "perplexity after epsilon smoothing; model size (as the method counts it); tree "
+              "depth; the path cost, i.e. the vectors evaluated per test prediction (decision "
+              "nodes + scored classes, mean over the test set, measured by `path_cost` after "
+              "the timed calls; n/a for methods that do not measure it); single-example "
               "latency p50/p99 (one `predict_topk` call per example); batch throughput; "
-              "training wall time and training examples per second. Mean ± std over seeds. "
+              "training wall time and training examples per second; peak resident memory of "
+              "the fitting process and the size of the fitted model's pickle. Mean ± std "
+              "over seeds. "
               "A method that returns fewer than 5 labels counts as missing the rest, and one "
               "with no probability model shows n/a for perplexity.", ""]
     rows = group_rows(records)
@@ -95,4 +98,7 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
         if dataset in plot_names:
             lines += ["", f"![top-1 error vs latency on {dataset}]({plot_names[dataset]})"]
         lines.append("")
+    for family, name in sorted((family_plots or {}).items()):
+        lines += [f"## Latency vs number of classes: {family}", "",
+                  f"![single-example latency vs K on {family}]({name})", ""]
     return "\n".join(lines)

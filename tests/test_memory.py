@@ -1,0 +1,19 @@
+import pytest
+
+from xcbench.memory import default_memory_limit, format_gb, parse_size
+
+
+def test_parse_size_units():
+    assert parse_size("4G") == 4 * 2 ** 30
+    assert parse_size("512M") == 512 * 2 ** 20
+    assert parse_size("1.5GB") == int(1.5 * 2 ** 30)
+    assert parse_size("2048") == 2048
+    for bad in ["lots", "-1G", "0"]:
+        with pytest.raises(ValueError, match="memory size"):
+            parse_size(bad)
+
+
+def test_default_limit_is_a_share_of_available_ram():
+    limit = default_memory_limit()
+    assert limit is None or limit > 0
+    assert format_gb(12.3e9) == "12.3 GB"
