@@ -1,8 +1,9 @@
+"""The runner's output rules (xcbench.validate) name each kind of invalid output."""
 import numpy as np
 import pytest
 
-from xcbench.output_checks import (check_log_proba_output, check_path_cost_output,
-                                   check_support_output, check_topk_output)
+from xcbench.validate import (check_log_proba_output, check_path_cost_output,
+                              check_support_output, check_topk_output)
 
 
 def _good():
@@ -17,7 +18,7 @@ def test_valid_topk_passes():
     (lambda l, s: (l[:, :2], s[:, :2]), r"two \(2, 3\) arrays"),
     (lambda l, s: (l.astype(float), s), "integers"),
     (lambda l, s: (l + 5, s), "out of range"),
-    (lambda l, s: (np.where(l == -1, -2, l), s), "negative labels"),
+    (lambda l, s: (np.where(l == -1, -2, l), s), "negative label"),
     (lambda l, s: (l, np.where(l == -1, 0.0, s)), "score -inf"),
     (lambda l, s: (l[:, [0, 2, 1]], s[:, [0, 2, 1]]), "after the real labels"),
     (lambda l, s: (l, s * np.array([1, 1, 1]) + np.array([0, 0, 5])), "sorted"),

@@ -28,7 +28,7 @@ from .isolation import error_text, memory_error_text, run_in_child
 from .measure import batch_throughput, latency_summary, single_example_latency, time_call
 from .memory import default_memory_limit, format_gb, peak_rss, reset_peak_rss, rss
 from .metrics import DEFAULT_SMOOTHING_EPSILON, path_cost_summary, quality_metrics
-from .output_checks import (check_log_proba_output, check_path_cost_output,
+from .validate import (check_log_proba_output, check_path_cost_output,
                             check_support_output, check_topk_output)
 from .plan import Cell, cell_method_params, expand_plan, validate_cells
 from .plugins import get_method_spec

@@ -1,4 +1,5 @@
-"""Output rules of the method contract, shared by the conformance checks and the runner.
+"""Output rules of the method contract, shared by the conformance checks and the runner (an
+invalid output becomes the cell's ``error`` record instead of being measured).
 
 Each function raises ValueError with a message naming what is wrong with a method's output;
 it returns None when the output follows the contract (see ``xcbench.method``).
@@ -61,3 +62,22 @@ def check_log_proba_output(log_p, n: int) -> None:
         raise ValueError("log_proba returned NaN (use -inf for probability zero)")
     if n and np.max(log_p) > LOG_P_TOLERANCE:
         raise ValueError(f"log_proba must be <= 0 (a log-probability), max was {np.max(log_p)}")
+
+
+def check_path_cost_output(cost, n: int) -> None:
+    """Raise ValueError unless ``cost`` is ``path_cost`` output: (n,) finite values >= 0."""
+    cost = np.asarray(cost)
+    if cost.shape != (n,) or not np.issubdtype(cost.dtype, np.number):
+        raise ValueError(f"path_cost must return ({n},) numbers, got {cost.shape} {cost.dtype}")
+    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+        raise ValueError("path_cost must be finite and >= 0 for every row")
+
+
+def check_support_output(support, n: int, n_classes: int) -> None:
+    """Raise ValueError unless ``support`` is ``support_size`` output: (n,) ints in 1..K."""
+    support = np.asarray(support)
+    if support.shape != (n,) or not np.issubdtype(support.dtype, np.integer):
+        raise ValueError(f"support_size must return ({n},) integers, got {support.shape} "
+                         f"{support.dtype}")
+    if support.size and (support.min() < 1 or support.max() > n_classes):
+        raise ValueError(f"support_size must be in 1..{n_classes} for every row")
