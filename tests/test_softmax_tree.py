@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xcbench.kernels import kernel_input
+from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.testing import check_method, gaussian_problem
 from xcbench_st import AdaptiveSoftmaxTree, SoftmaxTree
 from xcbench_st.init import cluster_tree, merge_levels
@@ -92,7 +92,7 @@ def test_zero_weight_nodes_are_collapsed_without_changing_any_prediction():
     model = SoftmaxTree(k=4, depth=2, n_iter=2, alpha=0.05, prune=False,
                         random_state=0).fit(X, y)
     tree = model.tree_
-    tree.w[0] = np.zeros_like(tree.w[0])  # the root now sends everything one way
+    tree.w[0] = (tree.w[0][0], np.zeros_like(tree.w[0][1]))  # the root now sends everything one way
     tree.b[0] = -1.0
     model.flat_ = tree.flatten()
     X_new = np.random.default_rng(0).normal(scale=8, size=(200, X.shape[1]))
@@ -224,14 +224,20 @@ def test_the_papers_solvers_are_available():
     assert W.shape == (2, X.shape[1]) and not np.any(W[0])
 
 
-def test_path_cost_stats_are_batch_averages_not_the_last_single_call():
+def test_predict_is_pure_and_path_cost_is_per_row():
     X, y = blobs(n_classes=16, per_class=25, dim=6, seed=6, spread=6.0)
     model = AdaptiveSoftmaxTree(depth0=1, initial_iter=2, global_iter=1, max_stages=2,
                                 expand_iter=2, alpha=0.01, tolerance=1.1,
                                 random_state=0).fit(X, y)
-    model.predict_topk(X, 1)
-    batch = model.stats()
+    before = {k: copy.deepcopy(v) for k, v in model.__dict__.items()}
+    stats = model.stats()
+    model.predict_topk(X, 3)
     model.predict_topk(X[:1], 1)
-    assert model.stats()["nodes_per_prediction"] == batch["nodes_per_prediction"]
+    assert set(model.__dict__) == set(before)
+    assert model.stats() == stats
+    cost = model.path_cost(X)
     sizes = model.support_size(X)
-    assert batch["classes_scored_per_prediction"] == pytest.approx(sizes.mean())
+    depth = model.flat_.depths()
+    assert cost.shape == (len(X),) and cost.dtype == np.float64
+    assert np.all(cost >= sizes + 1) and np.all(cost <= sizes + depth.max())
+    np.testing.assert_array_equal(cost, model.path_cost(sp.csr_matrix(X)))

@@ -13,7 +13,7 @@ import numpy as np
 from joblib import delayed
 from threadpoolctl import threadpool_limits
 
-from xcbench.kernels import kernel_input
+from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.method import Method, check_labels, check_X
 
 from .init import INITS, initial_tree, random_tree

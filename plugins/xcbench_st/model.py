@@ -7,8 +7,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 
 from . import kernels
 from .init import initial_tree
@@ -27,12 +27,17 @@ class TreeInference:
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         f = self.flat_
-        evaluated, scored = kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays,
-                                                 *kernel_input(X), n, labels, scores)
-        if n > 1:  # path costs are averages over a batch; one example says little
-            self.nodes_evaluated_per_example_ = evaluated / n
-            self.classes_scored_per_example_ = scored / n
+        kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X), n, labels,
+                             scores)  # pure: nothing is written to the model
         return labels, scores
+
+    def path_cost(self, X):
+        """Vectors one prediction evaluates per row: decision nodes on the path + classes
+        scored at the leaf reached (float64, (n,))."""
+        X = check_X(X, self.n_features_in_)
+        steps, sizes = kernels.path_costs(*self.flat_.routing, self.flat_.leaf_ptr,
+                                          *kernel_input(X), X.shape[0])
+        return (steps + sizes).astype(np.float64)
 
     def log_proba(self, X, y):
         X = check_X(X, self.n_features_in_)
@@ -43,18 +48,18 @@ class TreeInference:
     def support_size(self, X):
         X = check_X(X, self.n_features_in_)
         f = self.flat_
-        return kernels.leaf_sizes(*f.routing, f.leaf_ptr, *kernel_input(X), X.shape[0])
+        return kernels.path_costs(*f.routing, f.leaf_ptr, *kernel_input(X), X.shape[0])[1]
 
     def stats(self):
         f = self.flat_
         is_leaf = f.left < 0
         depth = f.depths()
         sizes = np.diff(f.leaf_ptr)
-        n_params = f.dec_w.size + f.dec_b.size + f.leaf_w.size + f.leaf_b.size
+        n_params = f.dec_w.nnz + f.dec_b.size + f.leaf_w.nnz + f.leaf_b.size
         return {
-            "n_params": int(n_params),
-            "nonzero_params": int(np.count_nonzero(f.dec_w) + np.count_nonzero(f.dec_b)
-                                  + np.count_nonzero(f.leaf_w) + np.count_nonzero(f.leaf_b)),
+            "n_params": int(n_params),  # stored numbers: CSR nonzeros + intercepts
+            "nonzero_params": int(f.dec_w.nnz + np.count_nonzero(f.dec_b)
+                                  + f.leaf_w.nnz + np.count_nonzero(f.leaf_b)),
             "bytes": int(f.nbytes),
             "depth": int(depth[is_leaf].max()),
             "depth_mean_train": float(self.train_path_length_),
@@ -62,10 +67,8 @@ class TreeInference:
             "decision_nodes": int((~is_leaf).sum()),
             "classes_per_leaf_mean": float(sizes.mean()),
             "classes_per_leaf_max": int(sizes.max()),
-            "nodes_per_prediction": float(getattr(self, "nodes_evaluated_per_example_",
-                                                  self.train_path_length_)),
-            "classes_scored_per_prediction": float(getattr(
-                self, "classes_scored_per_example_", self.train_classes_scored_)),
+            "nodes_per_prediction_train": float(self.train_path_length_),
+            "classes_scored_per_prediction_train": float(self.train_classes_scored_),
             "tao_objective": [float(v) for v in self.objective_curve_],
             "fit_seconds": {k: round(v, 3) for k, v in self.fit_seconds_.items()},
         }
