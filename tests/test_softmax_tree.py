@@ -173,10 +173,12 @@ def test_l1_logistic_solvers_agree_and_use_weights():
         fit_l1_logistic(X, z, weight, 1.0, solver="bogus")
 
 
-def test_sparse_input_gives_the_same_tree():
+@pytest.mark.parametrize("solver", ["lbfgs-b", "prox"])
+def test_sparse_input_gives_the_same_tree(solver):
     X, y, X_test, _ = gaussian_problem(seed=0)
-    dense = SoftmaxTree(**SMALL_ST, random_state=0).fit(X, y)
-    sparse = SoftmaxTree(**SMALL_ST, random_state=0).fit(sp.csr_matrix(X), y)
+    params = {**SMALL_ST, "leaf_solver": solver, "decision_solver": solver, "random_state": 0}
+    dense = SoftmaxTree(**params).fit(X, y)
+    sparse = SoftmaxTree(**params).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(dense.predict(X_test), sparse.predict(sp.csr_matrix(X_test)))
 
 
