@@ -37,4 +37,5 @@ def fit_memory(n_samples: int, n_features: int, nnz: int, n_classes: int, *, k: 
     leaf += 2 * (12 * nnz * n_leaf // max(n, 1) + 8 * n_leaf)
     work = max(1, int(n_jobs)) * max(root, leaf)
     model = 24 * (k + int(depth) + 1) * min(n, nnz) + 64 * L * 2
-    return int(inputs + per_point + work + model)
+    fixed = 4 << 20  # Python objects and small arrays of the tree and its flat copies
+    return int(fixed + inputs + per_point + work + model)

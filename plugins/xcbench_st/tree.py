@@ -186,9 +186,9 @@ class Tree:
                 dec.append(node)
                 left[i], right[i] = new_id[self.left[node]], new_id[self.right[node]]
         D = self.n_features
-        dec_w = CSRWeights.from_rows([self.w[i] for i in dec], D)
+        dec_w = CSRWeights.from_blocks([self.w[i] for i in dec], D)
         dec_b = np.array([self.b[i] for i in dec], dtype=np.float64)
-        leaf_w = CSRWeights.from_rows([(leaf.features, w) for leaf in leaves for w in leaf.W], D)
+        leaf_w = CSRWeights.from_blocks([(leaf.features, leaf.W) for leaf in leaves], D)
         sizes = np.array([len(leaf.classes) for leaf in leaves], dtype=np.int64)
         leaf_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         index_of = np.full(len(self.left), -1, dtype=np.int64)

@@ -43,6 +43,25 @@ class CSRWeights:
         return cls(indptr, cat(idx, np.int64), cat(val, np.float64), int(n_cols))
 
     @classmethod
+    def from_blocks(cls, blocks, n_cols: int) -> "CSRWeights":
+        """From (sorted feature ids (A,), dense weights (m, A)) blocks, one CSR row per block
+        row, in order; exact zeros are dropped. Vectorised per block."""
+        idx, val, sizes = [], [], []
+        for features, W in blocks:
+            W = np.asarray(W, dtype=np.float64)
+            W = W.reshape(W.shape[0] if W.ndim == 2 else 1, len(features))
+            r, c = np.nonzero(W)
+            idx.append(np.asarray(features, dtype=np.int64)[c])
+            val.append(W[r, c])
+            sizes.append(np.bincount(r, minlength=W.shape[0]))
+        indptr = np.zeros(sum(len(z) for z in sizes) + 1, dtype=np.int64)
+        if sizes:
+            np.cumsum(np.concatenate(sizes), out=indptr[1:])
+        cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts
+               else np.zeros(0, dtype=dt))
+        return cls(indptr, cat(idx, np.int64), cat(val, np.float64), int(n_cols))
+
+    @classmethod
     def from_dense(cls, W) -> "CSRWeights":
         """From a dense (R, D) array (for tests and small models)."""
         W = np.asarray(W, dtype=np.float64)
@@ -90,10 +109,27 @@ def dot_dense(w_ptr, w_idx, w_val, r, Xd, i):
 
 @numba.njit(cache=True, nogil=True)
 def dot_merge(w_ptr, w_idx, w_val, r, indptr, indices, data, i):
-    """w_r . x_i for a CSR input row: merge of the two sorted index lists."""
+    """w_r . x_i for a CSR input row: merge of the two sorted index lists, or, when the
+    weight row is much longer than x_i, a binary search of each x feature in the rest of the
+    row: O(min(nnz(w) + nnz(x), nnz(x) log nnz(w)))."""
     p, pe = w_ptr[r], w_ptr[r + 1]
     q, qe = indptr[i], indptr[i + 1]
     s = 0.0
+    if pe - p > 8 * (qe - q):
+        for t in range(q, qe):
+            f = indices[t]
+            lo, hi = p, pe
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if w_idx[mid] < f:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < pe and w_idx[lo] == f:
+                s += w_val[lo] * data[t]
+                lo += 1
+            p = lo
+        return s
     while p < pe and q < qe:
         a, b = w_idx[p], indices[q]
         if a == b:
