@@ -59,7 +59,9 @@ class CSRRowDot:
         W = [(np.sort(rng.choice(D, 200, replace=False)), rng.normal(size=200))
              for _ in range(50)]
         self.w = CSRWeights.from_rows(W, D)
-        X = sp.random(rows, D, density=16 / D, random_state=1, format="csr")
+        cols = np.sort(rng.integers(0, D, size=(rows, 16)), axis=1)  # (sp.random draws O(n D))
+        X = sp.csr_matrix((np.ones(16 * rows), cols.ravel(), np.arange(0, 16 * rows + 1, 16)),
+                          shape=(rows, D))
         self.xi = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
         self.rows = np.arange(50)
         self.merge, self.scatter, self.D = scores_merge, scores_scatter, D
