@@ -350,3 +350,6 @@ def test_parameters_are_checked_by_scikit_learn_constraints():
             SoftmaxTree(**bad).fit(X, y)
     with pytest.raises(InvalidParameterError):
         AdaptiveSoftmaxTree(max_stages=-1)._validate_params()
+    small = AdaptiveSoftmaxTree(depth0=1, max_stages=1).estimate_memory(1000, 50, 50_000, 20)
+    large = AdaptiveSoftmaxTree(depth0=1, max_stages=4).estimate_memory(1000, 50, 50_000, 20)
+    assert 0 < small < large  # deeper final trees need more
