@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xcbench.kernels import kernel_input
+from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.testing import check_method, gaussian_problem
 from xcbench_st import AdaptiveSoftmaxTree, SoftmaxTree
 from xcbench_st.init import cluster_tree, merge_levels
@@ -92,7 +92,7 @@ def test_zero_weight_nodes_are_collapsed_without_changing_any_prediction():
     model = SoftmaxTree(k=4, depth=2, n_iter=2, alpha=0.05, prune=False,
                         random_state=0).fit(X, y)
     tree = model.tree_
-    tree.w[0] = np.zeros_like(tree.w[0])  # the root now sends everything one way
+    tree.w[0] = (tree.w[0][0], np.zeros_like(tree.w[0][1]))  # the root now sends everything one way
     tree.b[0] = -1.0
     model.flat_ = tree.flatten()
     X_new = np.random.default_rng(0).normal(scale=8, size=(200, X.shape[1]))
@@ -173,10 +173,12 @@ def test_l1_logistic_solvers_agree_and_use_weights():
         fit_l1_logistic(X, z, weight, 1.0, solver="bogus")
 
 
-def test_sparse_input_gives_the_same_tree():
+@pytest.mark.parametrize("solver", ["lbfgs-b", "prox"])
+def test_sparse_input_gives_the_same_tree(solver):
     X, y, X_test, _ = gaussian_problem(seed=0)
-    dense = SoftmaxTree(**SMALL_ST, random_state=0).fit(X, y)
-    sparse = SoftmaxTree(**SMALL_ST, random_state=0).fit(sp.csr_matrix(X), y)
+    params = {**SMALL_ST, "leaf_solver": solver, "decision_solver": solver, "random_state": 0}
+    dense = SoftmaxTree(**params).fit(X, y)
+    sparse = SoftmaxTree(**params).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(dense.predict(X_test), sparse.predict(sp.csr_matrix(X_test)))
 
 
@@ -194,9 +196,9 @@ def test_ast_grows_deeper_than_its_start_and_gets_smaller_leaves():
 
 def test_bad_parameters_are_named():
     X, y, _, _ = gaussian_problem()
-    with pytest.raises(ValueError, match="init must be one of"):
+    with pytest.raises(ValueError, match="'init' parameter"):
         SoftmaxTree(init="bogus").fit(X, y)
-    with pytest.raises(ValueError, match="loss must be one of"):
+    with pytest.raises(ValueError, match="'loss' parameter"):
         SoftmaxTree(loss="hinge", n_iter=1).fit(X, y)
     with pytest.raises(ValueError, match="contraction"):
         AdaptiveSoftmaxTree(contraction=1.5).fit(X, y)
@@ -224,14 +226,130 @@ def test_the_papers_solvers_are_available():
     assert W.shape == (2, X.shape[1]) and not np.any(W[0])
 
 
-def test_path_cost_stats_are_batch_averages_not_the_last_single_call():
+def test_predict_is_pure_and_path_cost_is_per_row():
     X, y = blobs(n_classes=16, per_class=25, dim=6, seed=6, spread=6.0)
     model = AdaptiveSoftmaxTree(depth0=1, initial_iter=2, global_iter=1, max_stages=2,
                                 expand_iter=2, alpha=0.01, tolerance=1.1,
                                 random_state=0).fit(X, y)
-    model.predict_topk(X, 1)
-    batch = model.stats()
+    before = {k: copy.deepcopy(v) for k, v in model.__dict__.items()}
+    stats = model.stats()
+    model.predict_topk(X, 3)
     model.predict_topk(X[:1], 1)
-    assert model.stats()["nodes_per_prediction"] == batch["nodes_per_prediction"]
+    assert set(model.__dict__) == set(before)
+    assert model.stats() == stats
+    cost = model.path_cost(X)
     sizes = model.support_size(X)
-    assert batch["classes_scored_per_prediction"] == pytest.approx(sizes.mean())
+    depth = model.flat_.depths()
+    assert cost.shape == (len(X),) and cost.dtype == np.float64
+    assert np.all(cost >= sizes + 1) and np.all(cost <= sizes + depth.max())
+    np.testing.assert_array_equal(cost, model.path_cost(sp.csr_matrix(X)))
+
+
+# ----- sparse storage, solvers, memory (issue 10)
+def sparse_problem(n=600, n_features=200_000, n_classes=20, nnz_row=12, seed=0):
+    """Signature features per class + noise over a huge feature space (binary CSR)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    sig = rng.choice(n_features, size=(n_classes, 6), replace=False)
+    cols = np.hstack([sig[y][:, :4], rng.integers(0, n_features, (n, nnz_row - 4))])
+    X = sp.csr_matrix((np.ones(cols.size), (np.repeat(np.arange(n), nnz_row), cols.ravel())),
+                      shape=(n, n_features))
+    X.data[:] = 1.0
+    return X, y
+
+
+def test_csr_weight_kernels_match_the_dense_product():
+    from xcbench.tree.csr_weights import (CSRWeights, dot_dense, dot_merge, scores_merge,
+                                          scores_scatter)
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(7, 30)) * (rng.random((7, 30)) < 0.3)
+    X = sp.random(9, 30, density=0.4, random_state=1, format="csr")
+    cw = CSRWeights.from_dense(W)
+    assert cw.nnz == np.count_nonzero(W)
+    np.testing.assert_array_equal(cw.toarray(), W)
+    Xd, expected = X.toarray(), X.toarray() @ W.T
+    for i in range(9):
+        for r in range(7):
+            assert dot_merge(*cw.arrays, r, X.indptr.astype(np.int64),
+                             X.indices.astype(np.int64), X.data, i) == pytest.approx(expected[i, r])
+            assert dot_dense(*cw.arrays, r, Xd, i) == pytest.approx(expected[i, r])
+    rows = np.array([6, 0, 3])
+    xi = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
+    np.testing.assert_allclose(scores_merge(*cw.arrays, rows, np.zeros((0, 0)), *xi, False),
+                               expected[:, rows])
+    np.testing.assert_allclose(scores_scatter(*cw.arrays, rows, *xi, 30), expected[:, rows])
+
+
+def test_dense_and_csr_inputs_give_identical_predictions_on_a_sparse_model():
+    X, y = sparse_problem(n_features=3000)
+    model = SoftmaxTree(k=5, depth=3, n_iter=3, alpha=0.1, random_state=0).fit(X, y)
+    Xt, _ = sparse_problem(n=200, n_features=3000, seed=1)
+    unsorted = Xt.copy()
+    unsorted.indices = unsorted.indices.copy()
+    for i in range(unsorted.shape[0]):  # reverse each row's index order
+        lo, hi = unsorted.indptr[i], unsorted.indptr[i + 1]
+        unsorted.indices[lo:hi] = unsorted.indices[lo:hi][::-1].copy()
+        unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1].copy()
+    unsorted.has_sorted_indices = False
+    ref = model.predict_topk(Xt.toarray(), 5)
+    for variant in (Xt, unsorted):
+        got = model.predict_topk(variant, 5)
+        np.testing.assert_array_equal(got[0], ref[0])
+        np.testing.assert_allclose(got[1], ref[1], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(model.path_cost(variant), model.path_cost(Xt.toarray()))
+    yt = ref[0][:, 0]
+    np.testing.assert_allclose(model.log_proba(Xt, yt), model.log_proba(Xt.toarray(), yt))
+
+
+def test_sparse_fit_never_allocates_nodes_times_features():
+    import tracemalloc
+    X, y = sparse_problem(n_features=2_000_000)  # a dense (15 x D) array would be 240 MB
+    model = SoftmaxTree(k=4, depth=4, n_iter=2, alpha=0.1, random_state=0)
+    model.fit(X[:50], y[:50])  # compile outside the measurement
+    tracemalloc.start()
+    model.fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40e6, peak  # no O(nodes x D) or O(K x D) array
+    assert model.stats()["bytes"] < 1e6
+    assert model.estimate_memory(X.shape[0], X.shape[1], X.nnz, 20) >= peak
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_memory_estimate_bounds_the_measured_peak_within_a_factor(dense):
+    import tracemalloc
+    X, y = sparse_problem(n=1500, n_features=400 if dense else 50_000, nnz_row=10)
+    X = X.toarray() if dense else X
+    model = SoftmaxTree(k=5, depth=3, n_iter=2, alpha=0.1, random_state=0)
+    model.fit(X[:60], y[:60])
+    tracemalloc.start()
+    model.fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    nnz = X.size if dense else X.nnz
+    estimate = model.estimate_memory(X.shape[0], X.shape[1], nnz, 20)
+    assert peak <= estimate <= 25 * peak, (peak, estimate)
+
+
+def test_prox_solver_reaches_the_lbfgs_optimum():
+    X, y = sparse_problem(n=300, n_features=500, n_classes=4)
+    values = [fit_l1_softmax(X, y, 4, 0.5, max_iter=400, tol=1e-10, solver=s)[2]
+              for s in ("lbfgs-b", "prox")]
+    assert values[1] <= values[0] * (1 + 1e-4)  # at least as low as L-BFGS-B's
+    z = y < 2
+    w_values = [fit_l1_logistic(X, z, np.ones(len(z)), 0.5, max_iter=400, tol=1e-10,
+                                solver=s)[2] for s in ("lbfgs-b", "prox")]
+    assert w_values[1] <= w_values[0] * (1 + 1e-4)
+
+
+def test_parameters_are_checked_by_scikit_learn_constraints():
+    from sklearn.utils._param_validation import InvalidParameterError
+    X, y, _, _ = gaussian_problem()
+    for bad in ({"depth": "abc"}, {"k": 0}, {"alpha": -1.0}, {"leaf_solver": "newton"}):
+        with pytest.raises(InvalidParameterError):
+            SoftmaxTree(**bad).fit(X, y)
+    with pytest.raises(InvalidParameterError):
+        AdaptiveSoftmaxTree(max_stages=-1)._validate_params()
+    small = AdaptiveSoftmaxTree(depth0=1, max_stages=1).estimate_memory(1000, 50, 50_000, 20)
+    large = AdaptiveSoftmaxTree(depth0=1, max_stages=4).estimate_memory(1000, 50, 50_000, 20)
+    assert 0 < small < large  # deeper final trees need more

@@ -8,16 +8,18 @@ import dataclasses
 import math
 import time
 from collections import defaultdict
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 from joblib import delayed
 from threadpoolctl import threadpool_limits
 
-from xcbench.kernels import kernel_input
+from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.method import Method, check_labels, check_X
 
 from .init import INITS, initial_tree, random_tree
-from .model import TreeInference
+from .model import SHARED_CONSTRAINTS, TreeInference
 from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
 
 ACCEPT_ERRORS = ("01", "ce")
@@ -44,13 +46,34 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     choices open; the defaults here are ours. Shared TAO parameters as in ``st``: ``alpha``,
     ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``, ``leaf_solver``, ``decision_solver``,
     ``monotone``, ``prune``, ``n_jobs``, ``random_state``, ``verbose``.
+
+    Storage and fit memory as ``st`` (CSR weights, column-compressed node problems), with
+    depth the final depth (bounded by depth0 + max_stages x expand_depth) and k = k0 in the
+    formula: 16 nnz + 8 N + 8 N (depth + 16) + n_jobs x the largest node problem
+    + 24 (k0 + depth + 1) min(N, nnz).
     """
+
+    _parameter_constraints = {
+        **SHARED_CONSTRAINTS,
+        "depth0": [Interval(Integral, 0, 30, closed="both")],
+        "k0": [Interval(Integral, 1, None, closed="left"), None],
+        "contraction": [Interval(Real, 0, 1, closed="neither")],
+        "tolerance": [Interval(Real, 0, None, closed="left")],
+        "expand_depth": [Interval(Integral, 1, 10, closed="both")],
+        "expand_init": [StrOptions(set(INITS))],
+        "expand_iter": [Interval(Integral, 0, None, closed="left")],
+        "initial_iter": [Interval(Integral, 0, None, closed="left")],
+        "global_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_stages": [Interval(Integral, 0, None, closed="left")],
+        "min_leaf_classes": [Interval(Integral, 1, None, closed="left")],
+        "accept_error": [StrOptions(set(ACCEPT_ERRORS))],
+    }
 
     def __init__(self, depth0=2, k0=None, contraction=0.6, tolerance=1.0, expand_depth=1,
                  expand_init="cluster", expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
                  min_leaf_classes=2, accept_error="01", alpha=1.0, loss="01", beta=100.0,
-                 leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
-                 leaf_solver="lbfgs-b",
+                 leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
+                 leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
         self.depth0 = depth0
         self.k0 = k0
@@ -77,7 +100,13 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.random_state = random_state
         self.verbose = verbose
 
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        depth = int(self.depth0) + int(self.max_stages) * int(self.expand_depth)
+        k0 = int(self.k0 or math.ceil(n_classes / 2 ** int(self.depth0)))
+        return self._fit_memory(n_samples, n_features, nnz, n_classes, k0, depth)
+
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         if self.accept_error not in ACCEPT_ERRORS:

@@ -5,9 +5,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
 
+from .columns import active_columns, select_columns
 from .tree import Tree
 
 INITS = ("random", "cluster")
+INIT_FEATURES = 1024  # random init on sparse X: weights on the node's most frequent features
+SKETCH_DIM = 256  # cluster init on sparse X: class means hashed to this many dimensions
 
 
 def initial_tree(init: str, X, y, depth: int, n_classes: int, rng):
@@ -20,29 +23,57 @@ def initial_tree(init: str, X, y, depth: int, n_classes: int, rng):
     raise ValueError(f"init must be one of {INITS}, got {init!r}")
 
 
+def init_features(X, rows) -> np.ndarray:
+    """Features a random decision weight uses: every column of dense X; for CSR X the (at
+    most INIT_FEATURES most frequent) features of the node's rows, so the initial tree holds
+    O(nodes x INIT_FEATURES) weights, not O(nodes x D)."""
+    if not sp.issparse(X):
+        return np.arange(X.shape[1], dtype=np.int64)
+    Xr = X[rows]
+    features = active_columns(Xr)
+    if len(features) > INIT_FEATURES:
+        counts = np.bincount(np.searchsorted(features, Xr.indices), minlength=len(features))
+        features = np.sort(features[np.argsort(-counts, kind="stable")[:INIT_FEATURES]])
+    return features
+
+
 def random_tree(X, depth: int, n_classes: int, rng) -> Tree:
-    """Complete tree; each decision weight ~ N(0, I) normalised to unit length. The bias puts
-    the hyperplane through the mean of the training points reaching the node (the paper does
-    not say; a bias of 0 sends almost everything one way on uncentred features like GloVe)."""
+    """Complete tree; each decision weight ~ N(0, I) over ``init_features`` normalised to
+    unit length. The bias puts the hyperplane through the mean of the training points reaching
+    the node (the paper does not say; a bias of 0 sends almost everything one way on uncentred
+    features like GloVe)."""
     tree = Tree.complete(depth, X.shape[1], n_classes)
     at = np.zeros(X.shape[0], dtype=np.int64)  # node each point has reached so far
     for node in range(2 ** depth - 1):  # heap order = breadth first
-        w = rng.standard_normal(X.shape[1])
-        w /= np.linalg.norm(w)
         rows = np.flatnonzero(at == node)
-        proj = np.asarray(X[rows] @ w).ravel() if len(rows) else np.zeros(0)
+        features = init_features(X, rows)
+        w = rng.standard_normal(len(features))
+        w /= max(np.linalg.norm(w), 1e-300)
+        proj = (np.asarray(select_columns(X[rows], features) @ w).ravel() if len(rows)
+                else np.zeros(0))
         b = -float(proj.mean()) if len(rows) else 0.0
-        tree.w[node], tree.b[node] = w, b
+        tree.w[node], tree.b[node] = (features, w), b
         at[rows] = np.where(proj + b >= 0, tree.right[node], tree.left[node])
     return tree
 
 
 def class_means(X, y, n_classes: int):
-    """(K, D) mean of each class (zero for absent classes) and the class counts."""
+    """(K, D') mean of each class (zero for absent classes) and the class counts. For CSR X
+    with D > SKETCH_DIM the means are hashed to D' = SKETCH_DIM signed buckets (a count
+    sketch: distances are preserved in expectation), so the init costs O(nnz + K x D'), not
+    O(K x D); dense X keeps its D columns."""
     counts = np.bincount(y, minlength=n_classes)
     onehot = sp.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))), shape=(n_classes, len(y)))
     sums = onehot @ X
-    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    if sp.issparse(sums):
+        D = sums.shape[1]
+        if D > SKETCH_DIM:
+            f = np.arange(D)
+            bucket = (f * 2654435761) % SKETCH_DIM
+            sign = np.where((f * 40503 >> 7) % 2 == 0, 1.0, -1.0)
+            sums = sums @ sp.csr_matrix((sign, (f, bucket)), shape=(D, SKETCH_DIM))
+        sums = sums.toarray()
+    sums = np.asarray(sums)
     return sums / np.maximum(counts, 1)[:, None], counts
 
 
@@ -56,7 +87,8 @@ def merge_levels(means: np.ndarray, weights: np.ndarray) -> list[list[tuple[int,
     means, weights = means.copy(), weights.astype(np.float64).copy()
     while len(means) > 1:
         m = len(means)
-        dist = ((means[:, None, :] - means[None, :, :]) ** 2).sum(-1)
+        sq = (means ** 2).sum(1)  # |a-b|^2 without an (m, m, D) temporary
+        dist = np.maximum(sq[:, None] + sq[None, :] - 2.0 * means @ means.T, 0.0)
         empty = weights <= 0
         dist[empty, :] = np.inf
         dist[:, empty] = np.inf
@@ -91,7 +123,7 @@ def cluster_tree(X, y, depth: int, n_classes: int, rng):
     n_clusters = min(L, len(present))
     km = KMeans(n_clusters=n_clusters, n_init=1, random_state=int(rng.integers(2**31)))
     label = km.fit_predict(means[present], sample_weight=counts[present])
-    c_means = np.zeros((L, X.shape[1]))
+    c_means = np.zeros((L, means.shape[1]))
     c_weight = np.zeros(L)
     for c in range(n_clusters):
         members = label == c

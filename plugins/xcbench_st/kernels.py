@@ -1,25 +1,36 @@
 """Compiled routing and leaf-softmax inference over a flat softmax tree.
 
 A flat tree is: ``left``/``right`` child per node (-1 at leaves), ``row`` per node (its row in
-the decision arrays ``dec_w``/``dec_b`` or in the leaf table ``leaf_ptr``), and per leaf a
-slice ``leaf_ptr[j]:leaf_ptr[j+1]`` of ``leaf_classes``/``leaf_w``/``leaf_b``. An example goes
+the decision weights ``dw_*``/``dec_b`` or in the leaf table ``leaf_ptr``), and per leaf a
+slice ``leaf_ptr[j]:leaf_ptr[j+1]`` of ``leaf_classes``/``lw_*`` rows/``leaf_b``. Weights are
+CSR rows (``*_ptr``, ``*_idx``, ``*_val``: ``xcbench.tree.csr_weights``). An example goes
 right at a decision node when w.x + b >= 0. Every kernel reads X through
-``xcbench.kernels.kernel_input`` so dense and CSR inputs share one code path.
+``xcbench.kernels.kernel_input`` (CSR with sorted indices) so dense and CSR inputs share one
+code path; a CSR row costs O(nnz(x) + nnz(w)) per node, never O(D).
 """
 
 import numba
 import numpy as np
 
-from xcbench.kernels import log_softmax_inplace, row_score
+from xcbench.kernels import log_softmax_inplace
+from xcbench.tree.csr_weights import row_dot
 
 
 @numba.njit(cache=True, nogil=True)
-def _descend(node, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i, dense):
+def row_score(w_ptr, w_idx, w_val, b, r, Xd, indptr, indices, data, i, dense):
+    """w_r . x_i + b_r for CSR weight rows."""
+    return b[r] + row_dot(w_ptr, w_idx, w_val, r, Xd, indptr, indices, data, i, dense)
+
+
+@numba.njit(cache=True, nogil=True)
+def _descend(node, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr, indices, data,
+             i, dense):
     """Leaf reached by example i from ``node``, and the number of decisions taken."""
     steps = 0
     while left[node] >= 0:
         r = row[node]
-        if row_score(dec_w, dec_b, r, Xd, indptr, indices, data, i, dense) >= 0.0:
+        if row_score(dw_ptr, dw_idx, dw_val, dec_b, r, Xd, indptr, indices, data, i,
+                     dense) >= 0.0:
             node = right[node]
         else:
             node = left[node]
@@ -28,17 +39,19 @@ def _descend(node, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i,
 
 
 @numba.njit(cache=True, nogil=True)
-def route(points, start, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, dense):
+def route(points, start, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr, indices,
+          data, dense):
     """Leaf node reached by each example ``points[p]`` starting at node ``start[p]``."""
     out = np.empty(len(points), dtype=np.int64)
     for p in range(len(points)):
-        out[p], _ = _descend(start[p], left, right, row, dec_w, dec_b, Xd, indptr, indices,
-                             data, points[p], dense)
+        out[p], _ = _descend(start[p], left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd,
+                             indptr, indices, data, points[p], dense)
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def route_paths(left, right, row, dec_w, dec_b, Xd, indptr, indices, data, dense, n, max_depth):
+def route_paths(left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr, indices, data,
+                dense, n, max_depth):
     """(n, max_depth + 1) array of the node each example visits at each depth (-1 below its
     leaf)."""
     paths = np.full((n, max_depth + 1), -1, dtype=np.int64)
@@ -46,7 +59,8 @@ def route_paths(left, right, row, dec_w, dec_b, Xd, indptr, indices, data, dense
         node, d = 0, 0
         paths[i, 0] = 0
         while left[node] >= 0:
-            if row_score(dec_w, dec_b, row[node], Xd, indptr, indices, data, i, dense) >= 0.0:
+            if row_score(dw_ptr, dw_idx, dw_val, dec_b, row[node], Xd, indptr, indices, data, i,
+                         dense) >= 0.0:
                 node = right[node]
             else:
                 node = left[node]
@@ -56,31 +70,34 @@ def route_paths(left, right, row, dec_w, dec_b, Xd, indptr, indices, data, dense
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i, dense, buf):
+def _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices, data, i,
+                      dense, buf):
     """Fill buf[:m] with the log-softmax of leaf j's classes for example i; return m."""
     lo, hi = leaf_ptr[j], leaf_ptr[j + 1]
     m = hi - lo
     for c in range(m):
-        buf[c] = row_score(leaf_w, leaf_b, lo + c, Xd, indptr, indices, data, i, dense)
+        buf[c] = row_score(lw_ptr, lw_idx, lw_val, leaf_b, lo + c, Xd, indptr, indices, data, i,
+                           dense)
     log_softmax_inplace(buf, m)
     return m
 
 
 @numba.njit(cache=True, nogil=True)
-def predict_topk(kk, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, leaf_w, leaf_b,
-                 max_leaf, Xd, indptr, indices, data, dense, n, out_l, out_s):
+def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, leaf_classes,
+                 lw_ptr, lw_idx, lw_val, leaf_b, max_leaf, Xd, indptr, indices, data, dense, n,
+                 out_l, out_s):
     """Top-kk classes of each example's leaf softmax into out_l/out_s (pre-filled -1/-inf);
     returns (decision nodes evaluated, leaf classes scored), summed over examples."""
     buf = np.empty(max(max_leaf, 1))
     evaluated = 0
     scored = 0
     for i in range(n):
-        node, steps = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data,
-                               i, dense)
+        node, steps = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr,
+                               indices, data, i, dense)
         evaluated += steps
         j = row[node]
-        m = _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
-                              dense, buf)
+        m = _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
+                              data, i, dense, buf)
         scored += m
         for t in range(min(kk, m)):  # kk is small: repeated arg-max beats a heap here
             best = 0
@@ -94,16 +111,16 @@ def predict_topk(kk, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, lea
 
 
 @numba.njit(cache=True, nogil=True)
-def log_proba(y, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, leaf_w, leaf_b,
-              max_leaf, Xd, indptr, indices, data, dense):
+def log_proba(y, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, leaf_classes,
+              lw_ptr, lw_idx, lw_val, leaf_b, max_leaf, Xd, indptr, indices, data, dense):
     """log p(y_i | x_i): the leaf's log-softmax entry for y_i, -inf if y_i is not a leaf
     class."""
     n = len(y)
     out = np.full(n, -np.inf)
     buf = np.empty(max(max_leaf, 1))
     for i in range(n):
-        node, _ = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i,
-                           dense)
+        node, _ = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr,
+                           indices, data, i, dense)
         j = row[node]
         lo, hi = leaf_ptr[j], leaf_ptr[j + 1]
         pos = -1
@@ -112,18 +129,20 @@ def log_proba(y, left, right, row, dec_w, dec_b, leaf_ptr, leaf_classes, leaf_w,
                 pos = c
                 break
         if pos >= 0:
-            _leaf_log_softmax(j, leaf_ptr, leaf_w, leaf_b, Xd, indptr, indices, data, i,
-                              dense, buf)
+            _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
+                              data, i, dense, buf)
             out[i] = buf[pos]
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def leaf_sizes(left, right, row, dec_w, dec_b, leaf_ptr, Xd, indptr, indices, data, dense, n):
-    """Number of classes in the leaf each example reaches."""
-    out = np.empty(n, dtype=np.int64)
+def path_costs(left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, Xd, indptr, indices,
+               data, dense, n):
+    """Per example: (decision nodes evaluated, classes in the leaf reached)."""
+    steps = np.empty(n, dtype=np.int64)
+    sizes = np.empty(n, dtype=np.int64)
     for i in range(n):
-        node, _ = _descend(0, left, right, row, dec_w, dec_b, Xd, indptr, indices, data, i,
-                           dense)
-        out[i] = leaf_ptr[row[node] + 1] - leaf_ptr[row[node]]
-    return out
+        node, steps[i] = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd,
+                                  indptr, indices, data, i, dense)
+        sizes[i] = leaf_ptr[row[node] + 1] - leaf_ptr[row[node]]
+    return steps, sizes

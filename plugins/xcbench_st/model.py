@@ -3,17 +3,45 @@ from __future__ import annotations
 
 import sys
 import time
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 
 from . import kernels
-from .init import initial_tree
+from .init import INITS, initial_tree
+from .memory import fit_memory
 from .prune import prune
-from .tao import TAOProblem, objective, tao_pass
+from .tao import LOSSES, TAOProblem, objective, tao_pass
+
+# parameters st and ast share (scikit-learn's constraint machinery checks them up front)
+SHARED_CONSTRAINTS = {
+    "alpha": [Interval(Real, 0, None, closed="neither")],
+    "loss": [StrOptions(set(LOSSES))],
+    "beta": [Interval(Real, 0, None, closed="neither")],
+    "leaf_max_iter": [Interval(Integral, 1, None, closed="left")],
+    "node_max_iter": [Interval(Integral, 1, None, closed="left")],
+    "decision_solver": [StrOptions({"auto", "lbfgs-b", "liblinear", "prox"})],
+    "leaf_solver": [StrOptions({"auto", "lbfgs-b", "saga", "prox"})],
+    "monotone": ["boolean"],
+    "prune": ["boolean"],
+    "n_jobs": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
+def resolve_solver(solver: str, sparse: bool) -> str:
+    """``"auto"``: the compiled FISTA (``"prox"``) on CSR input, whose node problems have many
+    columns, and L-BFGS-B on dense input (the earlier default, kept for dense results)."""
+    if solver != "auto":
+        return solver
+    return "prox" if sparse else "lbfgs-b"
 
 
 class TreeInference:
@@ -27,12 +55,17 @@ class TreeInference:
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         f = self.flat_
-        evaluated, scored = kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays,
-                                                 *kernel_input(X), n, labels, scores)
-        if n > 1:  # path costs are averages over a batch; one example says little
-            self.nodes_evaluated_per_example_ = evaluated / n
-            self.classes_scored_per_example_ = scored / n
+        kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X), n, labels,
+                             scores)  # pure: nothing is written to the model
         return labels, scores
+
+    def path_cost(self, X):
+        """Vectors one prediction evaluates per row: decision nodes on the path + classes
+        scored at the leaf reached (float64, (n,))."""
+        X = check_X(X, self.n_features_in_)
+        steps, sizes = kernels.path_costs(*self.flat_.routing, self.flat_.leaf_ptr,
+                                          *kernel_input(X), X.shape[0])
+        return (steps + sizes).astype(np.float64)
 
     def log_proba(self, X, y):
         X = check_X(X, self.n_features_in_)
@@ -43,18 +76,18 @@ class TreeInference:
     def support_size(self, X):
         X = check_X(X, self.n_features_in_)
         f = self.flat_
-        return kernels.leaf_sizes(*f.routing, f.leaf_ptr, *kernel_input(X), X.shape[0])
+        return kernels.path_costs(*f.routing, f.leaf_ptr, *kernel_input(X), X.shape[0])[1]
 
     def stats(self):
         f = self.flat_
         is_leaf = f.left < 0
         depth = f.depths()
         sizes = np.diff(f.leaf_ptr)
-        n_params = f.dec_w.size + f.dec_b.size + f.leaf_w.size + f.leaf_b.size
+        n_params = f.dec_w.nnz + f.dec_b.size + f.leaf_w.nnz + f.leaf_b.size
         return {
-            "n_params": int(n_params),
-            "nonzero_params": int(np.count_nonzero(f.dec_w) + np.count_nonzero(f.dec_b)
-                                  + np.count_nonzero(f.leaf_w) + np.count_nonzero(f.leaf_b)),
+            "n_params": int(n_params),  # stored numbers: CSR nonzeros + intercepts
+            "nonzero_params": int(f.dec_w.nnz + np.count_nonzero(f.dec_b)
+                                  + f.leaf_w.nnz + np.count_nonzero(f.leaf_b)),
             "bytes": int(f.nbytes),
             "depth": int(depth[is_leaf].max()),
             "depth_mean_train": float(self.train_path_length_),
@@ -62,13 +95,18 @@ class TreeInference:
             "decision_nodes": int((~is_leaf).sum()),
             "classes_per_leaf_mean": float(sizes.mean()),
             "classes_per_leaf_max": int(sizes.max()),
-            "nodes_per_prediction": float(getattr(self, "nodes_evaluated_per_example_",
-                                                  self.train_path_length_)),
-            "classes_scored_per_prediction": float(getattr(
-                self, "classes_scored_per_example_", self.train_classes_scored_)),
+            "nodes_per_prediction_train": float(self.train_path_length_),
+            "classes_scored_per_prediction_train": float(self.train_classes_scored_),
             "tao_objective": [float(v) for v in self.objective_curve_],
             "fit_seconds": {k: round(v, 3) for k, v in self.fit_seconds_.items()},
         }
+
+    def _fit_memory(self, n_samples, n_features, nnz, n_classes, k, depth):
+        dense = nnz >= n_samples * n_features
+        return fit_memory(n_samples, n_features, nnz, n_classes, k=k, depth=depth,
+                          leaf_solver=resolve_solver(self.leaf_solver, not dense),
+                          decision_solver=resolve_solver(self.decision_solver, not dense),
+                          n_jobs=self.n_jobs, dense=dense)
 
     def _finish(self, tree, prob, y):
         """Prune (if asked), flatten, record training-set path costs and fit time by phase."""
@@ -102,7 +140,8 @@ class TreeInference:
                           loss=self.loss, beta=float(self.beta),
                           leaf_max_iter=int(self.leaf_max_iter),
                           node_max_iter=int(self.node_max_iter),
-                          decision_solver=self.decision_solver, leaf_solver=self.leaf_solver,
+                          decision_solver=resolve_solver(self.decision_solver, sp.issparse(X)),
+                          leaf_solver=resolve_solver(self.leaf_solver, sp.issparse(X)),
                           monotone=bool(self.monotone), n_jobs=int(self.n_jobs))
 
     def _tao_passes(self, tree, prob, n_passes, paths=None, start=None):
@@ -133,11 +172,31 @@ class SoftmaxTree(TreeInference, Method):
     the measurements behind the defaults), ``monotone``
     (reject a node update that raises its reduced objective), ``prune``, ``n_jobs`` (threads
     solving the nodes of one depth in parallel), ``random_state``, ``verbose``.
+    Solvers ``"auto"`` (default): ``"prox"`` (compiled FISTA, prox.py) on CSR input, where
+    scipy L-BFGS-B's per-variable Python bound handling dominated (st did not finish one TAO
+    pass on synthetic-sparse-1k in 600 s), and ``"lbfgs-b"`` on dense input.
+
+    Storage: decision weights and leaf softmaxes are l1-sparse and stored as CSR rows
+    (O(nonzero weights), never O(nodes x D)); each node problem is solved over the features
+    its training points use (column compression), and sparse X is never densified.
+    Fit memory (bytes, beyond X; ``estimate_memory``, memory.py): 16 nnz + 8 N (sorted CSR
+    copy) + 8 N (depth + 16) (paths, reduced sets, losses) + n_jobs x the largest node
+    problem (root: 24 nnz + 16 N + min(D, nnz) x solver bytes; leaf: k min(D, 2 nnz / 2^depth)
+    x solver bytes) + 24 (k + depth + 1) min(N, nnz) (model, at most one nonzero per point and
+    output of each l1 problem) + 4 MB fixed.
     """
 
+    _parameter_constraints = {
+        **SHARED_CONSTRAINTS,
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "depth": [Interval(Integral, 0, 30, closed="both")],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "init": [StrOptions(set(INITS))],
+    }
+
     def __init__(self, k=50, depth=8, alpha=1.0, n_iter=20, loss="01", beta=100.0,
-                 init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="lbfgs-b",
-                 leaf_solver="lbfgs-b",
+                 init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
+                 leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
         self.k = k
         self.depth = depth
@@ -156,11 +215,14 @@ class SoftmaxTree(TreeInference, Method):
         self.random_state = random_state
         self.verbose = verbose
 
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        return self._fit_memory(n_samples, n_features, nnz, n_classes, int(self.k),
+                                int(self.depth))
+
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
-        if int(self.k) < 1 or int(self.depth) < 0:
-            raise ValueError(f"need k >= 1 and depth >= 0, got k={self.k}, depth={self.depth}")
         self.n_features_in_ = X.shape[1]
         rng = np.random.default_rng(self.random_state)
         prob = self._tao_problem(X, kernel_input(X), y, int(self.k))  # float32 X stays float32

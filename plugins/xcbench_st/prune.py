@@ -29,7 +29,7 @@ def prune(tree: Tree, Xk, y: np.ndarray, predicted: np.ndarray) -> dict:
     while changed:
         changed = False
         for node in tree.alive():
-            if not tree.is_leaf(node) and not np.any(tree.w[node]):
+            if not tree.is_leaf(node) and not np.any(tree.w[node][1]):
                 tree.replace(node, tree.right[node] if tree.b[node] >= 0 else tree.left[node])
                 removed["zero_weight"] += 1
                 changed = True
@@ -66,4 +66,4 @@ def prune(tree: Tree, Xk, y: np.ndarray, predicted: np.ndarray) -> dict:
 def _make_leaf(tree: Tree, node: int, cls: int) -> None:
     tree.left[node] = tree.right[node] = -1
     del tree.w[node], tree.b[node]
-    tree.leaf[node] = constant_leaf(cls, tree.n_features)
+    tree.leaf[node] = constant_leaf(cls)

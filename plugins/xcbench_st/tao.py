@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
+from .columns import active_columns, place, select_columns
 from .solvers import fit_l1_logistic, fit_l1_softmax
-from .tree import Leaf, Tree, constant_leaf
+from .tree import EMPTY_ROW, Leaf, Tree, constant_leaf
 
 LOSSES = ("01", "ce-beta", "ce-drop")
 
@@ -73,7 +74,8 @@ class TAOProblem:
 
 # ----- losses
 def leaf_scores(leaf: Leaf, X, rows):
-    out = X[rows] @ leaf.W.T.astype(X.dtype, copy=False)
+    """(len(rows), m) scores of the leaf's classes, over the leaf's own features."""
+    out = select_columns(X[rows], leaf.features) @ leaf.W.T.astype(X.dtype, copy=False)
     return np.asarray(out.toarray() if hasattr(out, "toarray") else out) + leaf.b
 
 
@@ -130,17 +132,22 @@ def fit_leaf(leaf: Leaf, prob: TAOProblem, rows: np.ndarray, k: int) -> Leaf:
     n_present = int(np.count_nonzero(counts))
     classes = np.sort(np.argsort(-counts, kind="stable")[:min(k, n_present)])
     if len(classes) == 1:
-        new = constant_leaf(int(classes[0]), leaf.W.shape[1])
+        new = constant_leaf(int(classes[0]))
     else:
         local = class_positions(classes, prob.n_classes)[prob.y[rows]]
         keep = rows[local >= 0]
+        Xr = prob.X[keep]
+        features = active_columns(Xr)  # column compression (columns.py)
         carried = class_positions(leaf.classes, prob.n_classes)[classes]
-        W0 = np.where(carried[:, None] >= 0, leaf.W[np.maximum(carried, 0)], 0.0)
+        W0 = np.zeros((len(classes), len(features)))
+        cols, found = place(features, leaf.features)
+        has = np.flatnonzero(carried >= 0)
+        W0[np.ix_(has, cols)] = leaf.W[np.ix_(carried[has], np.flatnonzero(found))]
         b0 = np.where(carried >= 0, leaf.b[np.maximum(carried, 0)], 0.0)
-        W, b, _ = fit_l1_softmax(prob.X[keep], local[local >= 0], len(classes), prob.alpha,
-                                 W0=W0, b0=b0, max_iter=prob.leaf_max_iter,
-                                 solver=prob.leaf_solver)
-        new = Leaf(classes.astype(np.int64), W, b)
+        W, b, _ = fit_l1_softmax(select_columns(Xr, features), local[local >= 0],
+                                 len(classes), prob.alpha, W0=W0, b0=b0,
+                                 max_iter=prob.leaf_max_iter, solver=prob.leaf_solver)
+        new = Leaf(classes.astype(np.int64), features, W, b).compact()
     if prob.monotone and prob.loss != "ce-drop":
         old_obj = leaf_loss(leaf, prob, rows).sum() + prob.penalty(leaf.W)
         new_obj = leaf_loss(new, prob, rows).sum() + prob.penalty(new.W)
@@ -150,13 +157,15 @@ def fit_leaf(leaf: Leaf, prob: TAOProblem, rows: np.ndarray, k: int) -> Leaf:
 
 
 def _goes_right(X, rows, w, b):
-    out = X[rows] @ w.astype(X.dtype, copy=False)
+    """Side of each point for the sparse weights w = (feature ids, values)."""
+    out = select_columns(X[rows], w[0]) @ w[1].astype(X.dtype, copy=False)
     return np.asarray(out).ravel() + b >= 0
 
 
 def fit_decision(w_old, b_old, prob: TAOProblem, rows, loss_left, loss_right):
     """Decision step: pseudolabel = the child with the lower loss, weight = the difference;
-    points with equal losses are don't-care. Returns the new (w, b)."""
+    points with equal losses are don't-care. Weights are sparse (feature ids, values), fitted
+    over the care points' active columns. Returns the new (w, b)."""
     if prob.loss == "ce-drop":
         finite = np.isfinite(loss_left) & np.isfinite(loss_right)
         rows, loss_left, loss_right = rows[finite], loss_left[finite], loss_right[finite]
@@ -166,15 +175,22 @@ def fit_decision(w_old, b_old, prob: TAOProblem, rows, loss_left, loss_right):
         return w_old, b_old
     right = diff[care] > 0
     if right.all() or not right.any():  # every care point prefers one side: route all there
-        w, b = np.zeros_like(w_old), (1.0 if right.all() else -1.0)
+        w, b = EMPTY_ROW, (1.0 if right.all() else -1.0)
     else:
-        w, b, _ = fit_l1_logistic(prob.X[rows[care]], right, np.abs(diff[care]), prob.alpha,
-                                  w0=w_old, b0=b_old, max_iter=prob.node_max_iter,
+        Xr = prob.X[rows[care]]
+        features = active_columns(Xr)
+        w0 = np.zeros(len(features))
+        cols, found = place(features, w_old[0])
+        w0[cols] = w_old[1][found]
+        w, b, _ = fit_l1_logistic(select_columns(Xr, features), right, np.abs(diff[care]),
+                                  prob.alpha, w0=w0, b0=b_old, max_iter=prob.node_max_iter,
                                   solver=prob.decision_solver)
+        nonzero = w != 0
+        w = (features[nonzero], w[nonzero])
     if prob.monotone and prob.loss != "ce-drop":
         def reduced(w_, b_):
             side = _goes_right(prob.X, rows, w_, b_)
-            return np.where(side, loss_right, loss_left).sum() + prob.penalty(w_)
+            return np.where(side, loss_right, loss_left).sum() + prob.penalty(w_[1])
         if reduced(w, b) > reduced(w_old, b_old):
             return w_old, b_old
     return w, b

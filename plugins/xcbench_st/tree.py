@@ -1,8 +1,11 @@
 """The softmax tree as TAO edits it (nodes in lists and dicts), and its flat inference form.
 
-Decision node i: (w_i, b_i), right child when w_i.x + b_i >= 0. Leaf j: class list S_j with a
-softmax (W_j, b_j) over S_j; every other class has probability exactly zero. Nodes are
-numbered in creation order; ``depth`` is stored per node so TAO can visit depths bottom-up.
+Decision node i: (w_i, b_i), right child when w_i.x + b_i >= 0; w_i is stored sparse, as
+(sorted feature ids, values). Leaf j: class list S_j with a softmax (W_j, b_j) over S_j, W_j
+dense over the leaf's own feature list only (column compression: the features its training
+points use), every other class has probability exactly zero. Nodes are numbered in creation
+order; ``depth`` is stored per node so TAO can visit depths bottom-up. The flat form stores
+every weight row as CSR (``xcbench.tree.csr_weights``): O(nonzeros), never O(nodes x D).
 """
 from __future__ import annotations
 
@@ -10,23 +13,36 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xcbench.tree.csr_weights import CSRWeights
+
 from . import kernels
+
+EMPTY_ROW = (np.zeros(0, dtype=np.int64), np.zeros(0))  # a zero decision weight vector
 
 
 @dataclass
 class Leaf:
     classes: np.ndarray  # (m,) int64 global class ids
-    W: np.ndarray  # (m, D)
+    features: np.ndarray  # (A,) sorted int64 feature ids the weights may use
+    W: np.ndarray  # (m, A) dense over ``features``
     b: np.ndarray  # (m,)
 
     @property
     def l1(self) -> float:
         return float(np.abs(self.W).sum())
 
+    def compact(self) -> "Leaf":
+        """The same leaf without the feature columns whose weights are all zero."""
+        used = np.any(self.W != 0, axis=0)
+        if used.all():
+            return self
+        return Leaf(self.classes, self.features[used], np.ascontiguousarray(self.W[:, used]),
+                    self.b)
 
-def constant_leaf(cls: int, n_features: int) -> Leaf:
+
+def constant_leaf(cls: int) -> Leaf:
     """A leaf that gives class ``cls`` probability one."""
-    return Leaf(np.array([cls], dtype=np.int64), np.zeros((1, n_features)), np.zeros(1))
+    return Leaf(np.array([cls], dtype=np.int64), EMPTY_ROW[0], np.zeros((1, 0)), np.zeros(1))
 
 
 class Tree:
@@ -51,7 +67,7 @@ class Tree:
         self.right.append(-1)
         self.parent.append(parent)
         self.depth.append(0 if parent < 0 else self.depth[parent] + 1)
-        self.leaf[node] = constant_leaf(0, self.n_features)
+        self.leaf[node] = constant_leaf(0)
         return node
 
     def split(self, node: int) -> tuple[int, int]:
@@ -59,7 +75,7 @@ class Tree:
         left, right = self.add_node(node), self.add_node(node)
         self.left[node], self.right[node] = left, right
         del self.leaf[node]
-        self.w[node] = np.zeros(self.n_features)
+        self.w[node] = EMPTY_ROW
         self.b[node] = 0.0
         return left, right
 
@@ -84,7 +100,7 @@ class Tree:
                 continue
             left, right = self.split(dst)
             self.leaf_k.pop(dst, None)
-            self.w[dst], self.b[dst] = sub.w[src].copy(), sub.b[src]
+            self.w[dst], self.b[dst] = sub.w[src], sub.b[src]
             stack.extend(((sub.left[src], left), (sub.right[src], right)))
 
     def is_leaf(self, node: int) -> bool:
@@ -142,7 +158,7 @@ class Tree:
     def l1(self) -> float:
         """Sum of |weights| over decision nodes and leaves (intercepts excluded)."""
         alive = self.alive()
-        return (sum(float(np.abs(self.w[i]).sum()) for i in alive if not self.is_leaf(i))
+        return (sum(float(np.abs(self.w[i][1]).sum()) for i in alive if not self.is_leaf(i))
                 + sum(self.leaf[i].l1 for i in alive if self.is_leaf(i)))
 
     # ----- flat form
@@ -170,15 +186,16 @@ class Tree:
                 dec.append(node)
                 left[i], right[i] = new_id[self.left[node]], new_id[self.right[node]]
         D = self.n_features
-        dec_w = np.array([self.w[i] for i in dec]).reshape(len(dec), D)
+        dec_w = CSRWeights.from_blocks([self.w[i] for i in dec], D)
         dec_b = np.array([self.b[i] for i in dec], dtype=np.float64)
+        leaf_w = CSRWeights.from_blocks([(leaf.features, leaf.W) for leaf in leaves], D)
         sizes = np.array([len(leaf.classes) for leaf in leaves], dtype=np.int64)
         leaf_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         index_of = np.full(len(self.left), -1, dtype=np.int64)
         index_of[order] = np.arange(n)
-        return FlatTree(left, right, row, np.ascontiguousarray(dec_w), dec_b, leaf_ptr,
+        return FlatTree(left, right, row, dec_w, dec_b, leaf_ptr,
                         np.concatenate([leaf.classes for leaf in leaves]).astype(np.int64),
-                        np.ascontiguousarray(np.vstack([leaf.W for leaf in leaves])),
+                        leaf_w,
                         np.concatenate([leaf.b for leaf in leaves]).astype(np.float64),
                         node_of=np.array(order, dtype=np.int64), index_of=index_of)
 
@@ -189,22 +206,22 @@ class FlatTree:
     left: np.ndarray
     right: np.ndarray
     row: np.ndarray
-    dec_w: np.ndarray
+    dec_w: CSRWeights
     dec_b: np.ndarray
     leaf_ptr: np.ndarray
     leaf_classes: np.ndarray
-    leaf_w: np.ndarray
+    leaf_w: CSRWeights  # one row per (leaf, class) slot
     leaf_b: np.ndarray
     node_of: np.ndarray  # flat index -> Tree node id
     index_of: np.ndarray  # Tree node id -> flat index (-1 if not in the tree)
 
     @property
     def routing(self):
-        return self.left, self.right, self.row, self.dec_w, self.dec_b
+        return (self.left, self.right, self.row, *self.dec_w.arrays, self.dec_b)
 
     @property
     def leaf_arrays(self):
-        return (self.leaf_ptr, self.leaf_classes, self.leaf_w, self.leaf_b,
+        return (self.leaf_ptr, self.leaf_classes, *self.leaf_w.arrays, self.leaf_b,
                 int(np.diff(self.leaf_ptr).max()))
 
     def depths(self) -> np.ndarray:
@@ -217,9 +234,9 @@ class FlatTree:
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.left, self.right, self.row, self.dec_w, self.dec_b,
-                                      self.leaf_ptr, self.leaf_classes, self.leaf_w,
-                                      self.leaf_b))
+        return (self.dec_w.nbytes + self.leaf_w.nbytes
+                + sum(a.nbytes for a in (self.left, self.right, self.row, self.dec_b,
+                                         self.leaf_ptr, self.leaf_classes, self.leaf_b)))
 
     def route_leaves(self, Xk, points=None, start=None):
         """Tree node id of the leaf each example ``points[p]`` reaches from Tree node
