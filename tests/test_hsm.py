@@ -235,10 +235,10 @@ def test_huge_features_are_refused_not_turned_into_nan():
     """Issue 11: features x 1e200 gave NaN scores (the SGD step and w.x overflow)."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 4)), rng.integers(0, 5, size=60)
-    with pytest.raises(ValueError, match="scale X"):
+    with pytest.raises(ValueError, match="rescale"):
         HierarchicalSoftmax().fit(X * 1e200, y)
     m = HierarchicalSoftmax(random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="scale X"):
+    with pytest.raises(ValueError, match="rescale"):
         m.predict_topk(X * 1e200, 2)
     big = HierarchicalSoftmax(random_state=0).fit(X * 1e90, y)  # within the bound: finite
     for decoder in DECODERS:
@@ -249,7 +249,7 @@ def test_huge_features_are_refused_not_turned_into_nan():
 
 def test_diverging_training_raises_a_clear_error():
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(200, 4)) * 1e80, rng.integers(0, 5, size=200)
+    X, y = rng.normal(size=(200, 4)) * 1e30, rng.integers(0, 5, size=200)
     with pytest.raises(ValueError, match="diverged"):
         HierarchicalSoftmax(lr=1e200, epochs=3, random_state=0).fit(X, y)
 

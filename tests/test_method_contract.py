@@ -20,14 +20,7 @@ BUILTIN = ["ova", "softmax", ("hsm", {"lr": 0.05, "epochs": 20}), "lomtree",
            ("ast", {"depth0": 1, "initial_iter": 2, "global_iter": 1, "max_stages": 2,
                     "expand_iter": 2, "alpha": 0.1})]
 
-#: Known failures, to be removed as the plugins are fixed.
-_STATS_IN_PREDICT = ("predict_topk stores a per-prediction statistic on the model "
-                     "(issue 11 defect 15); path_cost is to replace it")
-EXPECTED_FAILURES = {name: {"check_predict_is_pure": _STATS_IN_PREDICT}
-                     for name in ("hsm", "lomtree", "recall_tree", "st", "ast")}
-
-
-@parametrize_with_checks(BUILTIN, expected_failures=lambda m: EXPECTED_FAILURES.get(m, {}))
+@parametrize_with_checks(BUILTIN)
 def test_builtin_methods_conform(check):
     check()
 
