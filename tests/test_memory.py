@@ -17,3 +17,14 @@ def test_default_limit_is_a_share_of_available_ram():
     limit = default_memory_limit()
     assert limit is None or limit > 0
     assert format_gb(12.3e9) == "12.3 GB"
+
+
+def test_a_memory_limit_too_small_to_start_a_run_is_refused_up_front(tmp_path, capsys):
+    """A 1 MB cap stalled the child until the timeout; it is now a usage error (rc 2)."""
+    from xcbench.cli import main
+
+    out = tmp_path / "never"
+    assert main(["run", "--methods", "ova", "--dataset", "synthetic-small", "--memory-limit",
+                 "1M", "--out", str(out), "--quiet"]) == 2
+    assert "--memory-limit" in capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--latency-calls", type=int, default=1000,
                      help="single-example calls timed per run (default 1000)")
     run.add_argument("--memory-limit", default=None, metavar="SIZE",
-                     help="memory one run may use, e.g. 4G or 512M (default: 70%% of the "
+                     help="memory one run may use, e.g. 4G or 512M, at least 64M (default: 70%% of the "
                           "available RAM); a run whose method estimates more is recorded as "
                           "refused, one that exceeds it as an error")
     run.add_argument("--resume", action="store_true",

@@ -39,6 +39,9 @@ __all__ = ["Cell", "RunOptions", "expand_plan", "measure_cell", "run_plan", "exe
            "PlanOutcome"]
 
 
+MIN_MEMORY_LIMIT = 64 * 2 ** 20
+
+
 @dataclass
 class RunOptions:
     """How each cell is measured. Values are checked when the options are made (scikit-learn
@@ -72,7 +75,9 @@ class RunOptions:
             "topk": [Interval(Integral, 1, None, closed="left")],
             "smoothing_epsilon": [Interval(Real, 0, 1, closed="neither")],
             "isolate": ["boolean"],
-            "memory_limit": [Interval(Integral, 1, None, closed="left"), None],
+            # below ~64 MB a capped child cannot even start its threads (it stalls until the
+            # timeout instead of failing), so smaller limits are refused up front
+            "memory_limit": [Interval(Integral, MIN_MEMORY_LIMIT, None, closed="left"), None],
             "keep_raw": ["boolean"],
             "extra": [dict],
         }
