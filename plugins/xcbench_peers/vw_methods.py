@@ -30,42 +30,24 @@ import tempfile
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
 
 from .optional import require
+from .text_features import feature_pairs_text
 from .vw_settings import EARLY_TERMINATE, HOLDOUT_PERIOD, vw_settings, weight_bytes
 
 NO_PREDICTION_SAMPLE = 2000
-
 
 
 def _workspace(args: str):
     return require("vowpalwabbit", "Vowpal Wabbit", "vowpalwabbit", "vw").Workspace(args)
 
 
-def _vw_features(indices, values) -> str:
-    pairs = np.column_stack((indices, values)).ravel().tolist()  # j, v, j, v, ...
-    return "| " + " ".join(["%d:%.7g"] * len(indices)) % tuple(pairs)
-
-
 def vw_feature_strings(X) -> list[str]:
-    """``| j:v ...`` for each row: the row's non-zero features named by column index.
-
-    One %-format per row (no per-feature Python calls, no sparse conversion of dense
-    input): formatting is part of every VW call's measured latency, so it is kept lean.
-    """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        return [_vw_features(X.indices[X.indptr[i]:X.indptr[i + 1]],
-                             X.data[X.indptr[i]:X.indptr[i + 1]]) for i in range(X.shape[0])]
-    out = []
-    for row in np.asarray(X):
-        nz = np.flatnonzero(row)
-        out.append(_vw_features(nz, row[nz]))
-    return out
+    """``| j:v ...`` for each row: the row's non-zero features named by column index."""
+    return ["| " + pairs for pairs in feature_pairs_text(X)]
 
 
 def _setting(value):
