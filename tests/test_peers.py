@@ -213,3 +213,20 @@ def test_omikuji_missing_library_error_says_what_to_install(monkeypatch):
     monkeypatch.setattr(importlib, "import_module", no_omikuji)
     with pytest.raises(ImportError, match=r"pip install omikuji \(or xcbench\[omikuji\]\)"):
         xcbench.make_method("omikuji-bonsai").fit([[0.0], [1.0]], [0, 1])
+
+
+def test_omikuji_training_error_carries_its_log(monkeypatch):
+    pytest.importorskip("omikuji")
+    import os
+
+    import omikuji
+
+    import xcbench
+
+    def failing_train(path, hyper_param=None, n_threads=None):
+        os.write(1, b"ERROR something Omikuji logged\n")  # as its Rust logger does
+        raise RuntimeError("Failed to train model")
+
+    monkeypatch.setattr(omikuji.Model, "train_on_data", failing_train)
+    with pytest.raises(RuntimeError, match="Failed to train model(.|\n)*Omikuji logged"):
+        xcbench.make_method("omikuji-parabel").fit([[0.0], [1.0]], [0, 1])

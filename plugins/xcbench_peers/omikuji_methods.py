@@ -48,22 +48,20 @@ def _omikuji():
 
 @contextlib.contextmanager
 def _output_captured():
-    """Omikuji's Rust code logs to file descriptor 1 and draws progress bars on 2: send
-    both to a temporary file, and add its last lines to any error raised meanwhile."""
+    """Omikuji's Rust code logs to file descriptor 1 and draws progress bars on 2 (one
+    update per example): drop the bars, keep the log in a temporary file and add its last
+    lines to a RuntimeError raised meanwhile."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
-    with tempfile.TemporaryFile(mode="w+") as log:
+    with tempfile.TemporaryFile(mode="w+") as log, open(os.devnull, "w") as null:
         try:
             os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
+            os.dup2(null.fileno(), 2)
             yield
-        except Exception as exc:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
+        except RuntimeError as exc:
             log.seek(0)
-            tail = log.read()[-2000:]
-            raise type(exc)(f"{exc}\nOmikuji's output ended with:\n{tail}") from exc
+            raise RuntimeError(f"{exc}; Omikuji's log ended with:\n{log.read()[-2000:]}") from exc
         finally:
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
