@@ -230,3 +230,27 @@ def test_omikuji_training_error_carries_its_log(monkeypatch):
     monkeypatch.setattr(omikuji.Model, "train_on_data", failing_train)
     with pytest.raises(RuntimeError, match="Failed to train model(.|\n)*Omikuji logged"):
         xcbench.make_method("omikuji-parabel").fit([[0.0], [1.0]], [0, 1])
+
+
+@pytest.mark.parametrize("name, params, word", [
+    ("nxc-plt", {"arity": 1}, "arity"),
+    ("nxc-hsm", {"C": -1.0}, "C"),
+    ("fasttext-hs", {"dim": 0}, "dim"),
+    ("fasttext-softmax", {"positional": "yes"}, "positional"),
+    ("omikuji-bonsai", {"cluster_k": 1}, "cluster_k"),
+    ("omikuji-parabel", {"linear_loss": "squared"}, "linear_loss"),
+])
+def test_peers_reject_bad_parameters_before_training(name, params, word):
+    import xcbench
+
+    with pytest.raises(ValueError, match=word):
+        xcbench.make_method(name, **params).fit([[0.0], [1.0]], [0, 1])
+
+
+def test_fasttext_estimate_memory():
+    import xcbench
+
+    m = xcbench.make_method("fasttext-hs", dim=10)
+    assert m.estimate_memory(100, 3, 300, 7) == 4 * 10 * (300 + 7) + 2 * (12 * 300 + 64 * 100)
+    bigrams = xcbench.make_method("fasttext-hs", dim=10, word_ngrams=2)
+    assert bigrams.estimate_memory(100, 3, 300, 7) > 4 * 10 * 2_000_000
