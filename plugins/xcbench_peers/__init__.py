@@ -6,7 +6,8 @@ softmax and softmax on word-id datasets such as ``ptb-words`` (``fasttext-hs``,
 recall tree and one-against-all (``vw-lomtree``, ``vw-recall-tree``, ``vw-oaa``;
 ``pip install -e ".[vw]"``), and Omikuji's Parabel and Bonsai label trees
 (``omikuji-parabel``, ``omikuji-bonsai``; ``pip install -e ".[omikuji]"``). Methods are
-registered even when their library is missing; fitting one then raises an ImportError saying what to install.
+registered even when their library is missing; fitting one then raises an ImportError
+saying what to install.
 """
 import xcbench
 from xcbench import MethodSpec
