@@ -65,3 +65,192 @@ def test_vw_feature_strings():
     X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
     assert vw_feature_strings(X) == ["| 1:1.5", "| 0:2 2:-1"]
     assert vw_feature_strings(sp.csr_matrix(X)) == ["| 1:1.5", "| 0:2 2:-1"]
+
+
+# --- VW settings rule -----------------------------------------------------------------
+
+def test_vw_settings_rule_is_pinned():
+    from xcbench_peers.vw_settings import params_per_weight, vw_settings
+
+    # log_multi strides by K-1 = 999 node regressors, rounded by VW to 1024 = 2^10;
+    # D = 8880 features need 2^14 buckets, x2 per feature: 10 + 14 + 1 = 25
+    assert vw_settings(10_000, 8880, 1000, "log_multi") == {
+        "bits": 25, "passes": 80, "holdout": True, "lr": 1.0}
+    # recall_tree: 2^10 - 1 routers + 1000 scorers = 2023 -> 2048 = 2^11
+    assert params_per_weight("recall_tree", 1000) == 2023
+    assert params_per_weight("recall_tree", 1000, max_depth=5) == 31 + 1000
+    assert vw_settings(10_000, 8880, 1000, "recall_tree")["bits"] == 26
+    # small problems keep VW's default 18; huge ones are capped at 2^26 weights (1 GiB)
+    assert vw_settings(16_000, 16, 26, "oaa")["bits"] == 18
+    assert vw_settings(10**6, 848_632, 10**5, "log_multi")["bits"] == 26
+    # 10^6 examples or more: one pass over all examples, as VW's large demos
+    assert vw_settings(10**6, 150, 6719, "log_multi")["passes"] == 1
+    assert vw_settings(10**6, 150, 6719, "log_multi")["holdout"] is False
+
+
+def test_vw_settings_rejects_bad_input():
+    from xcbench_peers.vw_settings import vw_settings
+
+    with pytest.raises(ValueError, match="unknown VW reduction"):
+        vw_settings(100, 10, 5, "ect")
+    with pytest.raises(ValueError, match="n_features must be >= 1"):
+        vw_settings(100, 0, 5, "oaa")
+
+
+def test_vw_explicit_settings_override_the_rule():
+    from xcbench_peers.vw_methods import VWLogMulti
+
+    auto = VWLogMulti().resolve_settings(10_000, 8880, 1000)
+    assert auto["bits"] == 25 and auto["holdout"]
+    fixed = VWLogMulti(bits=20, passes=2, lr=0.3).resolve_settings(10_000, 8880, 1000)
+    assert fixed == {"bits": 20, "passes": 2, "holdout": False, "lr": 0.3}
+
+
+def test_vw_estimate_memory_counts_the_weight_table():
+    from xcbench_peers.vw_methods import VWLogMulti, VWOneAgainstAll
+
+    est = VWLogMulti().estimate_memory(10_000, 8880, 160_000, 1000)
+    assert est == 2**25 * 16 + 2 * (17 * 160_000 + 64 * 10_000)
+    assert VWOneAgainstAll(bits=18).estimate_memory(100, 10, 1000, 5) > 2**18 * 16
+
+
+def test_vw_rejects_bad_parameters():
+    pytest.importorskip("vowpalwabbit")
+    import xcbench
+
+    with pytest.raises(ValueError, match="bits"):
+        xcbench.make_method("vw-lomtree", bits="many").fit([[0.0], [1.0]], [0, 1])
+    with pytest.raises(ValueError, match="passes"):
+        xcbench.make_method("vw-oaa", passes=0).fit([[0.0], [1.0]], [0, 1])
+
+
+def test_vw_stats_report_the_settings_used():
+    pytest.importorskip("vowpalwabbit")
+    import numpy as np
+
+    import xcbench
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 4)), np.arange(200) % 4
+    stats = xcbench.make_method("vw-lomtree", random_state=0).fit(X, y).stats()
+    assert stats["settings"].startswith("--log_multi 4 --swap_resistance 4 -b 18 -l 1 ")
+    assert "holdout 1/10" in stats["settings"]
+    fixed = xcbench.make_method("vw-lomtree", bits=19, passes=2).fit(X, y).stats()
+    assert "-b 19" in fixed["settings"] and fixed["settings"].endswith("--passes 2")
+
+
+def test_vw_no_prediction_is_marked_not_class_0():
+    """VW's recall tree answers 0 ("no label") for rows routed to an empty leaf (here made
+    likely with bern_hyper=0 and 64 classes of which 3 are seen); the wrapper used to
+    record class 0 for them."""
+    pytest.importorskip("vowpalwabbit")
+    import numpy as np
+
+    import xcbench
+    from xcbench_peers.vw_methods import vw_feature_strings
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 5)), np.arange(30) % 3
+    m = xcbench.make_method("vw-recall-tree", bern_hyper=0.0, passes=1, random_state=0)
+    m.fit(X, y, n_classes=64)
+    X_new = 3 * rng.normal(size=(200, 5))
+    raw = np.array([m.vw_.predict(line) for line in vw_feature_strings(X_new)])
+    labels, scores = m.predict_topk(X_new, 2)
+    assert (raw == 0).any()
+    assert np.array_equal(labels[:, 0] == -1, raw == 0)
+    assert np.all(scores[raw == 0, 0] == -np.inf)
+    assert np.array_equal(labels[raw > 0, 0], raw[raw > 0] - 1)
+    stats = m.stats()
+    assert stats["no_prediction_checked_rows"] == 30 and stats["no_prediction_rows"] > 0
+
+
+# --- Omikuji ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["omikuji-parabel", "omikuji-bonsai"])
+def test_omikuji_peers_conform(name):
+    pytest.importorskip("omikuji", reason="pip install -e '.[omikuji]' to test omikuji peers")
+    # Omikuji's k-means and solvers use an unseeded thread RNG: two fits may differ.
+    check_method(name, skip=("check_deterministic",))
+
+
+def test_omikuji_has_no_probability_model():
+    pytest.importorskip("omikuji")
+    import numpy as np
+
+    import xcbench
+
+    X, y = np.eye(4), np.arange(4)
+    m = xcbench.make_method("omikuji-parabel").fit(X, y)
+    with pytest.raises(NotImplementedError, match="not a probability"):
+        m.log_proba(X, y)
+
+
+def test_omikuji_training_file_format(tmp_path):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from xcbench_peers.omikuji_methods import write_xc_repo_file
+
+    X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0], [0.0, 0.0, 0.0]])
+    expected = "3 3 4\n1 1:1.5\n0 0:2 2:-1\n3\n"
+    for data in (X, sp.csr_matrix(X)):
+        write_xc_repo_file(tmp_path / "train.txt", data, np.array([1, 0, 3]), 4)
+        assert (tmp_path / "train.txt").read_text() == expected
+
+
+def test_omikuji_missing_library_error_says_what_to_install(monkeypatch):
+    import importlib
+
+    import xcbench
+
+    real_import_module = importlib.import_module
+
+    def no_omikuji(name, *args):
+        if name.startswith("omikuji"):
+            raise ImportError("no omikuji")
+        return real_import_module(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", no_omikuji)
+    with pytest.raises(ImportError, match=r"pip install omikuji \(or xcbench\[omikuji\]\)"):
+        xcbench.make_method("omikuji-bonsai").fit([[0.0], [1.0]], [0, 1])
+
+
+def test_omikuji_training_error_carries_its_log(monkeypatch):
+    pytest.importorskip("omikuji")
+    import os
+
+    import omikuji
+
+    import xcbench
+
+    def failing_train(path, hyper_param=None, n_threads=None):
+        os.write(1, b"ERROR something Omikuji logged\n")  # as its Rust logger does
+        raise RuntimeError("Failed to train model")
+
+    monkeypatch.setattr(omikuji.Model, "train_on_data", failing_train)
+    with pytest.raises(RuntimeError, match="Failed to train model(.|\n)*Omikuji logged"):
+        xcbench.make_method("omikuji-parabel").fit([[0.0], [1.0]], [0, 1])
+
+
+@pytest.mark.parametrize("name, params, word", [
+    ("nxc-plt", {"arity": 1}, "arity"),
+    ("nxc-hsm", {"C": -1.0}, "C"),
+    ("fasttext-hs", {"dim": 0}, "dim"),
+    ("fasttext-softmax", {"positional": "yes"}, "positional"),
+    ("omikuji-bonsai", {"cluster_k": 1}, "cluster_k"),
+    ("omikuji-parabel", {"linear_loss": "squared"}, "linear_loss"),
+])
+def test_peers_reject_bad_parameters_before_training(name, params, word):
+    import xcbench
+
+    with pytest.raises(ValueError, match=word):
+        xcbench.make_method(name, **params).fit([[0.0], [1.0]], [0, 1])
+
+
+def test_fasttext_estimate_memory():
+    import xcbench
+
+    m = xcbench.make_method("fasttext-hs", dim=10)
+    assert m.estimate_memory(100, 3, 300, 7) == 4 * 10 * (300 + 7) + 2 * (12 * 300 + 64 * 100)
+    bigrams = xcbench.make_method("fasttext-hs", dim=10, word_ngrams=2)
+    assert bigrams.estimate_memory(100, 3, 300, 7) > 4 * 10 * 2_000_000

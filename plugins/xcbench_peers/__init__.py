@@ -4,14 +4,17 @@ with the same metrics: napkinXC's hierarchical softmax and probabilistic label t
 softmax and softmax on word-id datasets such as ``ptb-words`` (``fasttext-hs``,
 ``fasttext-softmax``; ``pip install -e ".[fasttext]"``), and Vowpal Wabbit's log_multi,
 recall tree and one-against-all (``vw-lomtree``, ``vw-recall-tree``, ``vw-oaa``;
-``pip install -e ".[vw]"``). Methods are registered even
-when their library is missing; fitting one then raises an ImportError saying what to install.
+``pip install -e ".[vw]"``), and Omikuji's Parabel and Bonsai label trees
+(``omikuji-parabel``, ``omikuji-bonsai``; ``pip install -e ".[omikuji]"``). Methods are
+registered even when their library is missing; fitting one then raises an ImportError
+saying what to install.
 """
 import xcbench
 from xcbench import MethodSpec
 
 from .fasttext_methods import FastTextClassifier
 from .napkinxc_methods import NapkinHSM, NapkinPLT
+from .omikuji_methods import OmikujiBonsai, OmikujiParabel
 from .vw_methods import VWLogMulti, VWOneAgainstAll, VWRecallTree
 
 __version__ = "0.1.0"
@@ -34,6 +37,13 @@ def register_methods(register):
     register(MethodSpec(
         name="vw-oaa", family="flat", factory=VWOneAgainstAll,
         description="Vowpal Wabbit --oaa, logistic loss, probabilities [extra: vw]"))
+    register(MethodSpec(
+        name="omikuji-parabel", family="tree", factory=OmikujiParabel,
+        description="Omikuji Parabel: balanced 2-means label trees, 3 trees [extra: omikuji]"))
+    register(MethodSpec(
+        name="omikuji-bonsai", family="tree", factory=OmikujiBonsai,
+        description="Omikuji Bonsai: wide shallow k-means label trees (k=100, depth 3) "
+                    "[extra: omikuji]"))
     register(MethodSpec(
         name="fasttext-hs", family="tree", factory=FastTextHS,
         description="fastText hierarchical softmax on word ids (ptb-words) [extra: fasttext]"))

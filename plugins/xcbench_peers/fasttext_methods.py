@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
 
 from .optional import require
 
+NGRAM_BUCKETS = 2_000_000  # fastText's default hash buckets, used when word_ngrams > 1
 
 
 def _fasttext():
@@ -27,7 +30,20 @@ def _fasttext():
 
 class FastTextClassifier(Method):
     """fastText ``train_supervised`` with ``loss`` ``"hs"`` (hierarchical softmax on a
-    Huffman tree) or ``"softmax"``; ``dim``, ``epoch``, ``lr``, ``word_ngrams`` as in fastText."""
+    Huffman tree) or ``"softmax"``; ``dim``, ``epoch``, ``lr``, ``word_ngrams`` as in fastText.
+    Memory: (tokens + n-gram buckets + K) x dim float32 weights."""
+
+    _parameter_constraints = {
+        "loss": [StrOptions({"hs", "softmax"})],
+        "dim": [Interval(Integral, 1, None, closed="left")],
+        "epoch": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "word_ngrams": [Interval(Integral, 1, None, closed="left")],
+        "positional": ["boolean"],
+        "proba_threshold": [Interval(Real, 0, 1, closed="both")],
+        "threads": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+    }
 
     def __init__(self, loss="hs", dim=50, epoch=5, lr=0.1, word_ngrams=1, positional=True,
                  proba_threshold=1e-6, threads=1, random_state=None):
@@ -53,6 +69,7 @@ class FastTextClassifier(Method):
         return [" ".join(f"w{w}" for w in row) for row in ids]
 
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         fasttext = _fasttext()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
@@ -65,10 +82,20 @@ class FastTextClassifier(Method):
                     f.write(f"__label__{label} {text}\n")
             self.model_ = fasttext.train_supervised(
                 path, loss=self.loss, dim=self.dim, epoch=self.epoch, lr=self.lr,
-                wordNgrams=self.word_ngrams, minCount=1, minn=0, maxn=0, bucket=0 if
-                self.word_ngrams == 1 else 2000000, thread=self.threads,
+                wordNgrams=self.word_ngrams, minCount=1, minn=0, maxn=0,
+                bucket=self._buckets(), thread=self.threads,
                 seed=int(self.random_state or 0), verbose=0)
         return self
+
+    def _buckets(self) -> int:
+        return 0 if self.word_ngrams == 1 else NGRAM_BUCKETS
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Weights: at most one input row per stored token (nnz) plus the n-gram buckets,
+        and K output rows, x dim float32; plus the training text (~12 bytes per token and
+        ~64 per row, held twice while written)."""
+        weights = 4 * int(self.dim) * (nnz + self._buckets() + n_classes)
+        return int(weights + 2 * (12 * nnz + 64 * n_samples))
 
     @staticmethod
     def _label(text):

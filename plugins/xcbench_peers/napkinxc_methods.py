@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from xcbench.method import Method, check_labels, check_X
 
@@ -27,6 +29,15 @@ class _NapkinModel(Method):
     """Shared wrapper; subclasses name the napkinXC model class in ``_model_name``."""
 
     _model_name = ""
+    _parameter_constraints = {
+        "tree_type": [str],
+        "arity": [Interval(Integral, 2, None, closed="left")],
+        "max_leaves": [Interval(Integral, 1, None, closed="left")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        # napkinXC: 0 = all CPUs, -1 = all but one
+        "threads": [Interval(Integral, -1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+    }
 
     def _make(self, folder):
         model_cls = getattr(_import_models(), self._model_name)
@@ -35,6 +46,7 @@ class _NapkinModel(Method):
                          seed=self.random_state or 0, threads=self.threads)
 
     def fit(self, X, y, n_classes=None):
+        self._validate_params()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         self.n_features_in_ = X.shape[1]

@@ -1,0 +1,234 @@
+"""Omikuji's Parabel and Bonsai label trees behind the xcbench method contract
+(``pip install omikuji``, a Rust library; ``omikuji-parabel``, ``omikuji-bonsai``).
+
+Multi-class data is given to Omikuji as single-label multi-label data. Omikuji trains only
+from a file in the Extreme Classification Repository format, so ``fit`` writes one to a
+temporary folder (header ``N D K``, then ``label j:v j:v ...`` per row, dense or CSR input);
+prediction passes each row's (feature, value) pairs in memory.
+
+Configurations, from Omikuji's README: **Parabel** = Omikuji's defaults (balanced 2-means
+tree, ``min_branch_size`` 100 labels per leaf, ``max_depth`` 20, 3 trees, squared-hinge
+linear classifiers with C = 1 and weights below 0.1 pruned); **Bonsai** = regular
+(unbalanced) k-means with ``cluster_k`` 100 and ``max_depth`` 3, the rest as Parabel.
+Prediction is Omikuji's beam search (beam 10, its default).
+
+No ``log_proba``: Omikuji scores each label by a product along its tree path of
+independent one-vs-rest node scores (``exp(-squared hinge)`` by default; a sigmoid with
+``linear_loss="log"``), averaged over the trees. These are multi-label scores: they do not
+sum to one over the classes and the API returns only the beam's top-k, so there is no
+multi-class probability model to report without inventing one (the contract then asks
+for NotImplementedError). ``predict_topk`` returns log(score), best first.
+
+Omikuji seeds its k-means and solvers from an unseeded thread RNG, so two fits differ
+slightly; it takes no ``random_state``. Memory: data and pruned weights depend on the
+data, not only its shape, so ``estimate_memory`` is not given.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from xcbench.method import Method, check_labels, check_X
+
+from .optional import require
+from .text_features import feature_pairs_text
+
+
+def _omikuji():
+    return require("omikuji", "Omikuji", "omikuji", "omikuji")
+
+
+@contextlib.contextmanager
+def _output_captured():
+    """Omikuji's Rust code logs to file descriptor 1 and draws progress bars on 2 (one
+    update per example): drop the bars, keep the log in a temporary file and add its last
+    lines to a RuntimeError raised meanwhile."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile(mode="w+") as log, open(os.devnull, "w") as null:
+        try:
+            os.dup2(log.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+            yield
+        except RuntimeError as exc:
+            log.seek(0)
+            raise RuntimeError(f"{exc}; Omikuji's log ended with:\n{log.read()[-2000:]}") from exc
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def write_xc_repo_file(path, X, y, n_classes: int) -> None:
+    """Write (X, y) in the Extreme Classification Repository format Omikuji reads."""
+    with open(path, "w") as f:
+        f.write(f"{X.shape[0]} {X.shape[1]} {n_classes}\n")
+        for label, pairs in zip(y.tolist(), feature_pairs_text(X)):
+            f.write(f"{label} {pairs}\n" if pairs else f"{label}\n")
+
+
+def _row_pairs(X):
+    """(feature, value) pairs of each row, sorted by feature, as Omikuji's predict takes."""
+    if sp.issparse(X):
+        return [list(zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
+                         X.data[X.indptr[i]:X.indptr[i + 1]].tolist()))
+                for i in range(X.shape[0])]
+    out = []
+    for row in X:
+        nz = np.flatnonzero(row)
+        out.append(list(zip(nz.tolist(), row[nz].tolist())))
+    return out
+
+
+def _tree_index(name: str) -> int:
+    return int(name[len("tree"):-len(".cbor")])
+
+
+def load_in_tree_order(files: dict):
+    """Load a model from its saved files ({name: bytes}) with its trees in their saved order.
+
+    Omikuji saves tree i as ``tree{i}.cbor`` but loads trees in directory-listing order,
+    and sums the trees' float32 scores in that order, so a plain reload can change scores in
+    the last digit. The tree files are created first, then filled in listing order.
+    """
+    trees = sorted((n for n in files if n.startswith("tree") and n.endswith(".cbor")),
+                   key=_tree_index)
+    with tempfile.TemporaryDirectory(prefix="xcbench-omikuji-") as folder:
+        for name, blob in files.items():
+            (Path(folder) / name).write_bytes(b"" if name in trees else blob)
+        listed = [n for n in os.listdir(folder) if n in trees]
+        for name, source in zip(listed, trees):
+            (Path(folder) / name).write_bytes(files[source])
+        with _output_captured():
+            return _omikuji().Model.load(folder)
+
+
+class _OmikujiTree(Method):
+    """Shared wrapper; subclasses set the tree-building defaults."""
+
+    _parameter_constraints = {
+        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "cluster_k": [Interval(Integral, 2, None, closed="left")],
+        "cluster_balanced": ["boolean"],
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "min_branch_size": [Interval(Integral, 2, None, closed="left")],
+        "linear_c": [Interval(Real, 0, None, closed="neither")],
+        "linear_loss": [StrOptions({"hinge", "log"})],
+        "linear_weight_threshold": [Interval(Real, 0, None, closed="left")],
+        "beam_size": [Interval(Integral, 1, None, closed="left")],
+        "n_threads": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_trees, cluster_k, cluster_balanced, max_depth, min_branch_size,
+                 linear_c, linear_loss, linear_weight_threshold, beam_size, n_threads):
+        self.n_trees = n_trees
+        self.cluster_k = cluster_k
+        self.cluster_balanced = cluster_balanced
+        self.max_depth = max_depth
+        self.min_branch_size = min_branch_size
+        self.linear_c = linear_c
+        self.linear_loss = linear_loss
+        self.linear_weight_threshold = linear_weight_threshold
+        self.beam_size = beam_size
+        self.n_threads = n_threads
+
+    def _hyper_params(self, omikuji):
+        hp = omikuji.Model.default_hyper_param()
+        hp.n_trees = int(self.n_trees)
+        hp.cluster_k = int(self.cluster_k)
+        hp.cluster_balanced = bool(self.cluster_balanced)
+        hp.max_depth = int(self.max_depth)
+        hp.min_branch_size = int(self.min_branch_size)
+        hp.linear_c = float(self.linear_c)
+        hp.linear_loss_type = omikuji.LossType[self.linear_loss.upper()].value
+        hp.linear_weight_threshold = float(self.linear_weight_threshold)
+        return hp
+
+    def fit(self, X, y, n_classes=None):
+        self._validate_params()
+        omikuji = _omikuji()
+        X = check_X(X)
+        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        self.n_features_in_ = X.shape[1]
+        with tempfile.TemporaryDirectory(prefix="xcbench-omikuji-") as folder:
+            path = str(Path(folder) / "train.txt")
+            write_xc_repo_file(path, X, y, self.n_classes_)
+            with _output_captured():
+                self.model_ = omikuji.Model.train_on_data(path, self._hyper_params(omikuji),
+                                                          n_threads=int(self.n_threads))
+        self.model_.init_prediction_thread_pool(int(self.n_threads))
+        return self
+
+    def predict_topk(self, X, k=1):
+        X = check_X(X, self.n_features_in_)
+        rows = _row_pairs(X)
+        labels = np.full((len(rows), k), -1, dtype=np.int64)
+        scores = np.full((len(rows), k), -np.inf)
+        for i, pairs in enumerate(rows):
+            found = self.model_.predict(pairs, beam_size=int(self.beam_size), top_k=int(k))
+            for j, (label, score) in enumerate(found[:k]):
+                labels[i, j] = label
+                scores[i, j] = np.log(score) if score > 0 else -np.inf
+        return labels, scores
+
+    def log_proba(self, X, y):
+        raise NotImplementedError("Omikuji's label scores are multi-label path scores, not a "
+                                  "probability distribution over the classes")
+
+    def stats(self):
+        files = self._model_files()
+        size = sum(len(blob) for blob in files.values())
+        return {"n_params": int(size // 8), "bytes": int(size), "n_trees": self.model_.n_trees,
+                "note": "bytes: Omikuji's saved model (CBOR); n_params ~ bytes / 8 "
+                        "(sparse index + value per weight)"}
+
+    def _model_files(self) -> dict:
+        with tempfile.TemporaryDirectory(prefix="xcbench-omikuji-") as folder:
+            with _output_captured():
+                self.model_.save(folder)
+            return {p.name: p.read_bytes() for p in Path(folder).iterdir()}
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "model_" in state:
+            state["model_"] = self._model_files()
+        return state
+
+    def __setstate__(self, state):
+        files = state.get("model_")
+        self.__dict__.update(state)
+        if isinstance(files, dict):
+            self.model_ = load_in_tree_order(files)
+            self.model_.init_prediction_thread_pool(int(self.n_threads))
+
+
+class OmikujiParabel(_OmikujiTree):
+    """Parabel as Omikuji's README configures it: balanced 2-means tree, 100 labels per
+    leaf, depth <= 20, 3 trees."""
+
+    def __init__(self, n_trees=3, cluster_k=2, cluster_balanced=True, max_depth=20,
+                 min_branch_size=100, linear_c=1.0, linear_loss="hinge",
+                 linear_weight_threshold=0.1, beam_size=10, n_threads=1):
+        super().__init__(n_trees, cluster_k, cluster_balanced, max_depth, min_branch_size,
+                         linear_c, linear_loss, linear_weight_threshold, beam_size, n_threads)
+
+
+class OmikujiBonsai(_OmikujiTree):
+    """Bonsai as Omikuji's README configures it: unbalanced k-means, cluster_k = 100,
+    depth <= 3 (wide, shallow trees), 3 trees."""
+
+    def __init__(self, n_trees=3, cluster_k=100, cluster_balanced=False, max_depth=3,
+                 min_branch_size=100, linear_c=1.0, linear_loss="hinge",
+                 linear_weight_threshold=0.1, beam_size=10, n_threads=1):
+        super().__init__(n_trees, cluster_k, cluster_balanced, max_depth, min_branch_size,
+                         linear_c, linear_loss, linear_weight_threshold, beam_size, n_threads)
