@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from xcbench.kernels import kernel_input
 from xcbench.testing import check_method
+from xcbench.tree.node_softmax import path_log_proba
 from xcbench_mary_tree import kernels
 from xcbench_mary_tree.assign import node_objective, node_objective_grad, padded_size
 from xcbench_mary_tree.tree import NodeLabelStats, TreeBuilder
@@ -80,7 +81,7 @@ def test_greedy_never_answers_a_dummy_label():
     assert builder.n_labels == 13
     X = rng.normal(size=(300, 3)) * 5
     Xd, indptr, indices, data, dense = kernel_input(X)
-    labels, _ = kernels.decode_topk(1, 11, 4, tree.child_ptr, tree.children, tree.child_slot,
+    labels, _ = kernels.decode_topk(1, 11, tree.child_ptr, tree.children, tree.child_row,
                                     table, bias, 3, -1, Xd, indptr, indices, data, dense, 300,
                                     tree.max_arity, True, np.zeros(300))
     assert (labels[:, 0] >= 0).all() and (labels[:, 0] < 11).all()
@@ -127,13 +128,13 @@ def test_branch_and_bound_top_k_is_exhaustive_top_k(seed, K, M, k):
     tree, builder, table, bias, rng = _random_model(seed, K, M, D)
     X = rng.normal(size=(4, D))
     Xd, indptr, indices, data, dense = kernel_input(X)
-    labels, scores = kernels.decode_topk(k, K, M, tree.child_ptr, tree.children,
-                                         tree.child_slot, table, bias, D, -1, Xd, indptr,
+    labels, scores = kernels.decode_topk(k, K, tree.child_ptr, tree.children,
+                                         tree.child_row, table, bias, D, -1, Xd, indptr,
                                          indices, data, dense, 4, tree.max_arity, False,
                                          np.zeros(4))
-    all_logp = np.stack([kernels.path_log_proba(
-        np.full(4, c), M, tree.child_ptr, tree.child_slot, tree.path_ptr, tree.path_node,
-        tree.path_pos, table, bias, D, -1, Xd, indptr, indices, data, dense, tree.max_arity)
+    all_logp = np.stack([path_log_proba(
+        np.full(4, c), tree.path_ptr, tree.path_node, tree.path_pos, tree.child_ptr,
+        tree.child_row, table, bias, D, -1, Xd, indptr, indices, data, dense, tree.max_arity)
         for c in range(K)], axis=1)
     kk = min(k, K)
     expected = -np.sort(-all_logp, axis=1)[:, :kk]

@@ -10,40 +10,11 @@ import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
+from xcbench.tree.node_softmax import child_logprobs as _child_logprobs
+from xcbench.tree.node_softmax import path_log_proba  # noqa: F401 (the model calls it here)
 from xcbench.tree.weights import row_dot, slot
 
 _jit = numba.njit(cache=True, nogil=True)
-
-
-@_jit
-def _child_logprobs(node, child_ptr, edge_row, table, bias, n_features, mask, Xd, indptr,
-                    indices, data, i, dense, out):
-    """Fill out[:m] with log p(child | node, x_i); return m (the node's arity)."""
-    start, stop = child_ptr[node], child_ptr[node + 1]
-    m = stop - start
-    for q in range(m):
-        r = edge_row[start + q]
-        out[q] = row_dot(table, bias, r, n_features, mask, Xd, indptr, indices, data, i,
-                         dense) if r >= 0 else 0.0
-    log_softmax_inplace(out, m)
-    return m
-
-
-@_jit
-def path_log_proba(y, path_ptr, path_node, path_pos, child_ptr, edge_row, table, bias,
-                   n_features, mask, Xd, indptr, indices, data, dense, max_arity):
-    """log p(y_i | x_i) for every row: the sum of the edge log-probabilities on y_i's path."""
-    n = y.shape[0]
-    out = np.empty(n)
-    buf = np.empty(max_arity)
-    for i in range(n):
-        total = 0.0
-        for s in range(path_ptr[y[i]], path_ptr[y[i] + 1]):
-            _child_logprobs(path_node[s], child_ptr, edge_row, table, bias, n_features, mask,
-                            Xd, indptr, indices, data, i, dense, buf)
-            total += buf[path_pos[s]]
-        out[i] = total
-    return out
 
 
 @_jit

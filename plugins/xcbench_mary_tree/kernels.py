@@ -1,35 +1,24 @@
 """Compiled (numba) training and inference of the learned M-ary tree.
 
-Node n's child in slot j has score U[n * M + j] . x + b[n * M + j], rows of the tree
-toolkit's flat weight table (``xcbench.tree.weights``); g_n(x) is the softmax over the node's
-non-empty children. log p(label | x) is the sum of log g along the label's path.
+Node n's child in slot j has score U[n * M + j] . x + b[n * M + j] (``child_row`` gives each
+child's row), rows of the tree toolkit's flat weight table (``xcbench.tree.weights``); g_n(x)
+is the softmax over the node's non-empty children (``xcbench.tree.node_softmax``), and
+log p(label | x) the sum of log g along the label's path (``node_softmax.path_log_proba``).
 """
 import math
 
 import numba
 import numpy as np
 
-from xcbench.kernels import log_softmax_inplace
-from xcbench.tree.weights import row_adagrad_step, row_dot
+from xcbench.tree.node_softmax import child_logprobs
+from xcbench.tree.weights import row_adagrad_step
 
 _jit = numba.njit(cache=True, nogil=True)
 
 
 @_jit
-def _child_logp(node, M, child_ptr, child_slot, table, bias, n_features, mask, Xd, indptr,
-                indices, data, i, dense, out):
-    """out[:m] = log g_node(x_i) over the node's m children; returns m."""
-    s0, s1 = child_ptr[node], child_ptr[node + 1]
-    for q in range(s1 - s0):
-        out[q] = row_dot(table, bias, node * M + child_slot[s0 + q], n_features, mask, Xd,
-                         indptr, indices, data, i, dense)
-    log_softmax_inplace(out, s1 - s0)
-    return s1 - s0
-
-
-@_jit
-def train_chunk(order, y, M, child_ptr, child_slot, path_ptr, path_node, path_pos, table,
-                acc, bias, bias_acc, n_features, mask, Xd, indptr, indices, data, dense, lr,
+def train_chunk(order, y, child_ptr, child_slot, child_row, path_ptr, path_node, path_pos,
+                table, acc, bias, bias_acc, n_features, mask, Xd, indptr, indices, data, dense, lr,
                 density, step_sums, step_counts, max_arity):
     """One pass over rows ``order``: at every node of the label's path an AdaGrad ascent step
     on log g[target] (``density``) or g[target] (classification), and SumProbas / Counts
@@ -42,8 +31,8 @@ def train_chunk(order, y, M, child_ptr, child_slot, path_ptr, path_node, path_po
         c = y[i]
         for s in range(path_ptr[c], path_ptr[c + 1]):
             node = path_node[s]
-            m = _child_logp(node, M, child_ptr, child_slot, table, bias, n_features, mask, Xd,
-                            indptr, indices, data, i, dense, buf)
+            m = child_logprobs(node, child_ptr, child_row, table, bias, n_features, mask, Xd,
+                               indptr, indices, data, i, dense, buf)
             target = path_pos[s]
             p_target = math.exp(buf[target])
             nll -= buf[target]
@@ -56,27 +45,10 @@ def train_chunk(order, y, M, child_ptr, child_slot, path_ptr, path_node, path_po
                 if not density:
                     grad *= p_target  # d g[target] / d score_q
                 if grad != 0.0:
-                    row_adagrad_step(table, acc, bias, bias_acc, node * M + child_slot[start + q],
+                    row_adagrad_step(table, acc, bias, bias_acc, child_row[start + q],
                                      n_features, mask, Xd, indptr, indices, data, i, dense,
                                      -grad, lr)
     return nll
-
-
-@_jit
-def path_log_proba(y, M, child_ptr, child_slot, path_ptr, path_node, path_pos, table, bias,
-                   n_features, mask, Xd, indptr, indices, data, dense, max_arity):
-    """log p(y_i | x_i) for every row."""
-    n = y.shape[0]
-    out = np.empty(n)
-    buf = np.empty(max_arity)
-    for i in range(n):
-        total = 0.0
-        for s in range(path_ptr[y[i]], path_ptr[y[i] + 1]):
-            _child_logp(path_node[s], M, child_ptr, child_slot, table, bias, n_features, mask,
-                        Xd, indptr, indices, data, i, dense, buf)
-            total += buf[path_pos[s]]
-        out[i] = total
-    return out
 
 
 @_jit
@@ -115,7 +87,7 @@ def _heap_pop(keys, vals, size):
 
 
 @_jit
-def decode_topk(k, n_classes, M, child_ptr, children, child_slot, table, bias, n_features,
+def decode_topk(k, n_classes, child_ptr, children, child_row, table, bias, n_features,
                 mask, Xd, indptr, indices, data, dense, n_rows, max_arity, greedy, cost):
     """Top-k labels and log-probabilities per row. Exact (``greedy`` False): best-first
     branch and bound over partial paths: a path's log-probability only falls as it grows, so
@@ -131,8 +103,8 @@ def decode_topk(k, n_classes, M, child_ptr, children, child_slot, table, bias, n
         if greedy:
             node, logp = 0, 0.0
             while node >= 0:
-                m = _child_logp(node, M, child_ptr, child_slot, table, bias, n_features, mask,
-                                Xd, indptr, indices, data, i, dense, buf)
+                m = child_logprobs(node, child_ptr, child_row, table, bias, n_features, mask,
+                                   Xd, indptr, indices, data, i, dense, buf)
                 scored += m
                 best = -1
                 for q in range(m):  # dummy leaves (labels >= K) are never the answer
@@ -157,8 +129,8 @@ def decode_topk(k, n_classes, M, child_ptr, children, child_slot, table, bias, n
                     labels[i, found], scores[i, found] = -node - 1, logp
                     found += 1
                 continue
-            m = _child_logp(node, M, child_ptr, child_slot, table, bias, n_features, mask, Xd,
-                            indptr, indices, data, i, dense, buf)
+            m = child_logprobs(node, child_ptr, child_row, table, bias, n_features, mask, Xd,
+                               indptr, indices, data, i, dense, buf)
             scored += m
             if size + m > keys.shape[0]:
                 grown_k = np.empty(2 * (size + m))

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.node_softmax import path_log_proba
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
 from . import kernels
@@ -106,7 +107,7 @@ class MaryTree(Method):
                 step_sums = np.zeros((len(t.path_node), M))
                 step_counts = np.zeros(len(t.path_node))
                 nll += kernels.train_chunk(
-                    chunk, y, M, t.child_ptr, t.child_slot, t.path_ptr, t.path_node,
+                    chunk, y, t.child_ptr, t.child_slot, t.child_row, t.path_ptr, t.path_node,
                     t.path_pos, self.table_, acc, self.bias_, bias_acc, X.shape[1], self.mask_,
                     Xd, indptr, indices, data, dense, float(self.lr),
                     self.objective == "density", step_sums, step_counts, t.max_arity)
@@ -147,7 +148,7 @@ class MaryTree(Method):
         t = self.tree_
         cost = np.zeros(X.shape[0])
         labels, scores = kernels.decode_topk(
-            int(k), self.n_classes_, self.M_, t.child_ptr, t.children, t.child_slot,
+            int(k), self.n_classes_, t.child_ptr, t.children, t.child_row,
             self.table_, self.bias_, self.n_features_in_, self.mask_, Xd, indptr, indices, data,
             dense, X.shape[0], t.max_arity, self.decoder == "greedy", cost)
         return labels, scores, cost
@@ -166,10 +167,9 @@ class MaryTree(Method):
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
         Xd, indptr, indices, data, dense = kernel_input(X)
         t = self.tree_
-        return kernels.path_log_proba(y, self.M_, t.child_ptr, t.child_slot, t.path_ptr,
-                                      t.path_node, t.path_pos, self.table_, self.bias_,
-                                      self.n_features_in_, self.mask_, Xd, indptr, indices,
-                                      data, dense, t.max_arity)
+        return path_log_proba(y, t.path_ptr, t.path_node, t.path_pos, t.child_ptr, t.child_row,
+                              self.table_, self.bias_, self.n_features_in_, self.mask_, Xd,
+                              indptr, indices, data, dense, t.max_arity)
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         M = int(self.arity)

@@ -3,7 +3,7 @@ rebuilds, and the flat arrays the kernels read.
 
 Flat tree: the children of internal node n are ``children[child_ptr[n]:child_ptr[n + 1]]``
 (a value >= 0 is an internal node id, < 0 the leaf of label ``-value - 1``), each child in
-slot ``child_slot`` of n; node n's child slot j is scored by weight row n * M + j. Label c's
+slot ``child_slot`` of n and scored by weight row ``child_row`` = n * M + slot. Label c's
 path is steps ``path_ptr[c]:path_ptr[c + 1]`` of (``path_node``, ``path_pos``: index in the
 node's child list, ``path_slot``). Labels >= K are dummies (padding); they are never predicted.
 """
@@ -67,6 +67,7 @@ class FlatTree:
     child_ptr: np.ndarray
     children: np.ndarray
     child_slot: np.ndarray
+    child_row: np.ndarray  # weight row of each child: node * M + slot
     path_ptr: np.ndarray
     path_node: np.ndarray
     path_pos: np.ndarray
@@ -83,7 +84,7 @@ class FlatTree:
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.child_ptr, self.children, self.child_slot,
-                                      self.path_ptr, self.path_node, self.path_pos,
+                                      self.child_row, self.path_ptr, self.path_node, self.path_pos,
                                       self.path_slot, self.internal))
 
 
@@ -171,6 +172,6 @@ class TreeBuilder:
         order = np.lexsort((e_depth, e_label))  # each label's steps, root first
         path_ptr = np.zeros(self.n_labels + 1, dtype=np.int64)
         path_ptr[1:] = np.cumsum(np.bincount(e_label, minlength=self.n_labels))
-        return FlatTree(child_ptr, child, g_slot.astype(np.int64), path_ptr,
+        return FlatTree(child_ptr, child, g_slot.astype(np.int64), groups.astype(np.int64), path_ptr,
                         e_node[order].astype(np.int64), pos[group_of[order]].astype(np.int64),
                         e_slot[order], nodes)
