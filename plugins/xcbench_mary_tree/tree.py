@@ -172,6 +172,7 @@ class TreeBuilder:
         order = np.lexsort((e_depth, e_label))  # each label's steps, root first
         path_ptr = np.zeros(self.n_labels + 1, dtype=np.int64)
         path_ptr[1:] = np.cumsum(np.bincount(e_label, minlength=self.n_labels))
-        return FlatTree(child_ptr, child, g_slot.astype(np.int64), groups.astype(np.int64), path_ptr,
+        return FlatTree(child_ptr, child, g_slot.astype(np.int64), groups.astype(np.int64),
+                        path_ptr,
                         e_node[order].astype(np.int64), pos[group_of[order]].astype(np.int64),
                         e_slot[order], nodes)
