@@ -48,3 +48,34 @@ def test_learns_and_has_no_probability_model():
     assert float((m.predict(ds.X_test) != ds.y_test).mean()) < 0.3
     with pytest.raises(NotImplementedError):
         m.log_proba(ds.X_test, ds.y_test)
+
+
+@pytest.mark.parametrize("node_only", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_compact_candidate_store_scores_like_the_hashed_tables(node_only, sparse):
+    """The compact store (each candidate's class and path rows summed into one row) gives the
+    hashed tables' scores and path costs, on dense and CSR rows."""
+    import scipy.sparse as sp
+
+    ds, hashed = _fit(passes=2, node_only=node_only, candidate_store="hashed")
+    _, compact = _fit(passes=2, node_only=node_only, candidate_store="auto")
+    assert hashed.cand_w_ is None and compact.cand_w_ is not None
+    assert compact.stats()["candidate_store"] == "compact"
+    X = sp.csr_matrix(ds.X_test) if sparse else ds.X_test
+    (l_h, s_h), (l_c, s_c) = hashed.predict_topk(X, 3), compact.predict_topk(X, 3)
+    np.testing.assert_allclose(s_c, s_h, rtol=1e-9, atol=1e-9)
+    assert (l_c[:, 0] == l_h[:, 0]).mean() > 0.99  # only exact ties may reorder
+    np.testing.assert_array_equal(compact.path_cost(X), hashed.path_cost(X))
+
+
+def test_compact_candidate_store_is_skipped_when_larger_than_the_tables():
+    """With D large and tiny hashed tables the store would cost more memory than the
+    tables it replaces: prediction keeps the hashed tables."""
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 6000))
+    y = rng.integers(0, 20, 300)
+    params = dict(bits=16, passes=1, random_state=0)
+    tables = xcbench.make_method("recall_tree", candidate_store="hashed", **params).fit(X, y)
+    assert tables._candidate_store_bytes() > tables.scorer_w_.nbytes + tables.path_w_.nbytes
+    m = xcbench.make_method("recall_tree", **params).fit(X, y)
+    assert m.cand_w_ is None and m.stats()["candidate_store"] == "hashed"

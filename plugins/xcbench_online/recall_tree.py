@@ -48,6 +48,14 @@ class RecallTree(Method):
     (``estimate_memory``): 16 (S_r + S_s + S_p) (weights and AdaGrad sums)
     + 3 x 28 E (a doubling of the counts) + n (12 M + 64) + 16 nnz + 16 N. No
     O(K x D) or O(K^2) array.
+
+    Prediction reads, with ``candidate_store="auto"``, a compact store built after training
+    when it is no larger than the scorer and path tables it replaces: for each node, each
+    candidate's whole scorer (class row plus path rows, summed) as one contiguous row of D + 1
+    values, C (D + 1) x 8 bytes for C = the candidates over all nodes (at most n M). Scoring a
+    candidate is then one dense dot product instead of one hashed row per node on its path
+    (the cache misses that made single-example prediction slow). ``"hashed"`` keeps the
+    tables. Both give the same scores up to rounding.
     """
 
     _parameter_constraints = {
@@ -61,12 +69,14 @@ class RecallTree(Method):
         "passes": [Interval(Integral, 1, None, closed="left")],
         "bits": [StrOptions({"auto"}), Interval(Integral, 16, 30, closed="both")],
         "normalize": ["boolean"],
+        "candidate_store": [StrOptions({"auto", "hashed"})],
         "random_state": ["random_state"],
     }
 
     def __init__(self, max_candidates=None, max_depth=None, bern_hyper=1.0,
                  randomized_routing=False, node_only=False, lr=0.5, loss="logistic",
-                 passes=3, bits="auto", normalize=True, random_state=None):
+                 passes=3, bits="auto", normalize=True, candidate_store="auto",
+                 random_state=None):
         self.max_candidates = max_candidates
         self.max_depth = max_depth
         self.bern_hyper = bern_hyper
@@ -77,6 +87,7 @@ class RecallTree(Method):
         self.passes = passes
         self.bits = bits
         self.normalize = normalize
+        self.candidate_store = candidate_store
         self.random_state = random_state
 
     def _shape(self, n_classes):
@@ -144,7 +155,30 @@ class RecallTree(Method):
         self.label_stats_ = stats  # per-node label counts (prediction reads only totals)
         self.total_ = stats.node_f  # column 0: examples counted at each node
         self.router_w_, self.scorer_w_, self.path_w_ = (weights_only(t) for t in tables)
+        del tables
+        self.cand_start_ = np.concatenate(([0], np.cumsum(self.cand_n_)[:-1])).astype(np.int64)
+        self.cand_w_ = self.cand_b_ = None
+        if self._use_candidate_store():
+            self._build_candidate_store()
         return self
+
+    def _candidate_store_bytes(self) -> int:
+        return 8 * int(self.cand_n_.sum()) * (self.n_features_in_ + 1)
+
+    def _use_candidate_store(self) -> bool:
+        replaced = self.scorer_w_.nbytes + self.path_w_.nbytes
+        return self.candidate_store == "auto" and self._candidate_store_bytes() <= replaced
+
+    def _build_candidate_store(self):
+        """Fill ``cand_w_``/``cand_b_`` and drop the scorer and path tables they replace."""
+        rows = int(self.cand_n_.sum())
+        self.cand_w_ = np.zeros((rows, self.n_features_in_))
+        self.cand_b_ = np.zeros(rows)
+        kernels.build_candidate_store(self.cand_, self.cand_n_, self.cand_start_, self.n_nodes_,
+                                      self.scorer_w_, self.path_w_, self.layout_,
+                                      self.feature_scale_, bool(self.node_only), self.cand_w_,
+                                      self.cand_b_)
+        self.scorer_w_ = self.path_w_ = np.zeros(0)
 
     def _input(self, X):
         X = check_X(X, self.n_features_in_)
@@ -155,6 +189,13 @@ class RecallTree(Method):
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         cost = np.empty(n)
+        if self.cand_w_ is not None:
+            kernels.predict_compact(int(k), self.n_internal_, self.total_, self.topsum_,
+                                    self.cand_, self.cand_n_, self.cand_start_, self.router_w_,
+                                    self.cand_w_, self.cand_b_, self.layout_,
+                                    self.feature_scale_, Xd, indptr, indices, data, dense,
+                                    float(self.bern_hyper), labels, scores, cost)
+            return labels, scores, cost
         kernels.predict(int(k), self.n_internal_, self.n_nodes_, self.total_, self.topsum_,
                         self.cand_, self.cand_n_, self.router_w_, self.scorer_w_, self.path_w_,
                         self.layout_, self.feature_scale_, Xd, indptr, indices, data, dense,
@@ -183,6 +224,8 @@ class RecallTree(Method):
     def stats(self):
         used = self.total_[:, 0] > 0
         weights = (self.router_w_, self.scorer_w_, self.path_w_)
+        if self.cand_w_ is not None:
+            weights += (self.cand_w_, self.cand_b_)
         return {
             "n_params": int(sum(np.count_nonzero(w) for w in weights)),
             "bytes": int(sum(w.nbytes for w in weights) + self.cand_.nbytes
@@ -193,4 +236,5 @@ class RecallTree(Method):
             "label_pairs": int(self.label_stats_.n_entries),
             "classes_per_leaf_mean": float(self.cand_n_[used].mean()) if used.any() else 0.0,
             "classes_per_leaf_max": int(self.max_candidates_),
+            "candidate_store": "compact" if self.cand_w_ is not None else "hashed",
         }

@@ -16,9 +16,11 @@ import math
 import numba
 import numpy as np
 
+from xcbench.kernels import row_score
 from xcbench.tree import label_stats as ls
 from xcbench.tree.linear import adagrad_step, dot
 from xcbench.tree.topk import topk_of
+from xcbench.tree.weights import slot
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -222,6 +224,52 @@ def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, 
             buf_l[q] = cand[c, q]
             buf_s[q] = score(w_s, w_p, cand[c, q], c, n_nodes, node_only, layout, xscale, Xd,
                              indptr, indices, data, i, dense)
+        topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
+        cost[i] = routers + m
+
+
+@_jit
+def build_candidate_store(cand, cand_n, start, n_nodes, w_s, w_p, layout, xscale, node_only,
+                          W, b):
+    """The compact candidate store: row start[c] + q of W (rows, D) and b holds the whole
+    scorer of candidate q at node c, i.e. the class row plus its path rows summed, with the
+    feature scaling folded in, so that W[r] . x + b[r] == score(..., cand[c, q], c, ...) up
+    to rounding (``start`` is the running sum of ``cand_n``)."""
+    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
+    D = n_cols - 1
+    for c in range(n_nodes):
+        for q in range(cand_n[c]):
+            y = cand[c, q]
+            r = start[c] + q
+            for f in range(n_cols):
+                v = w_s[slot(y, f, n_cols, mask_s)]
+                m = c
+                while m > 0:
+                    v += w_p[slot(y * n_nodes + m, f, n_cols, mask_p)]
+                    if node_only:
+                        break
+                    m = (m - 1) // 2
+                if f < D:
+                    W[r, f] = v * xscale[f]
+                else:
+                    b[r] = v
+
+
+@_jit
+def predict_compact(k, n_internal, total, topsum, cand, cand_n, start, w_r, W, b, layout,
+                    xscale, Xd, indptr, indices, data, dense, bern, labels, scores, cost):
+    """``predict`` reading the compact candidate store (``build_candidate_store``): each
+    candidate costs one contiguous dot product instead of a hashed row per path node."""
+    M = cand.shape[1]
+    buf_s = np.empty(M)
+    buf_l = np.empty(M, dtype=np.int64)
+    for i in range(labels.shape[0]):
+        c, routers = stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd,
+                               indptr, indices, data, i, dense, bern)
+        m = cand_n[c]
+        for q in range(m):
+            buf_l[q] = cand[c, q]
+            buf_s[q] = row_score(W, b, start[c] + q, Xd, indptr, indices, data, i, dense)
         topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
         cost[i] = routers + m
 
