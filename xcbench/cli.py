@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                "the synthetic dataset), then read xcbench-results/report.md. " + EXIT_CODES)
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error")
+    parser.add_argument("--version", action="version", version=_version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -186,6 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
     plugins = sub.add_parser("plugins", help="list loaded plugins and what they registered")
     plugins.set_defaults(func=cmd_plugins)
     return parser
+
+
+def _version_text() -> str:
+    """``xcbench X.Y.Z`` and the Python running it, for ``xcbench --version``."""
+    import platform
+
+    from . import __version__
+
+    return f"xcbench {__version__} (Python {platform.python_version()})"
 
 
 def _add_common(p, out=True, data=True):
