@@ -186,7 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins = sub.add_parser("plugins", help="list loaded plugins and what they registered")
     plugins.set_defaults(func=cmd_plugins)
+    _add_commands(sub)
     return parser
+
+
+def _add_commands(sub) -> None:
+    """The commands that live in their own modules (describe, export, compare, check)."""
+    from . import cli_describe
+
+    cli_describe.add_parser(sub, _add_common)
 
 
 def _version_text() -> str:

@@ -7,6 +7,7 @@ methods are built and their parameters validated before any cell runs.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from sklearn.model_selection import ParameterGrid
@@ -56,12 +57,15 @@ def _split(text: str) -> list[str]:
 
 
 def parse_value(text: str):
-    """Parse a parameter value: int, float, bool, None, else the string itself."""
+    """Parse a parameter value: int, float, bool, None, else the string itself. A number
+    spelt with a leading zero (``01``, as st's ``loss="01"``) stays a string."""
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
     if lowered in ("none", "null"):
         return None
+    if re.fullmatch(r"[+-]?0\d+", text):
+        return text
     for cast in (int, float):
         try:
             return cast(text)
