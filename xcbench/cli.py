@@ -192,11 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_commands(sub) -> None:
     """The commands that live in their own modules (describe, export, compare, check)."""
-    from . import cli_describe, compare, export
+    from . import cli_check, cli_describe, compare, export
 
     cli_describe.add_parser(sub, _add_common)
     export.add_parser(sub, _add_common)
     compare.add_parser(sub, _add_common)
+    cli_check.add_parser(sub, _add_common)
 
 
 def _version_text() -> str:
