@@ -1,12 +1,11 @@
 """``check_method`` says what it checked (a CheckReport), and ``xcbench check METHOD``."""
-import numpy as np
 import pytest
+from test_conformance import NearestMean
 
 import xcbench
-from xcbench import Method, MethodSpec
+from xcbench import MethodSpec
 from xcbench.cli import EXIT_CELL_FAILED, EXIT_USAGE, main
 from xcbench.conformance import CHECK_NAMES, NO_PROBABILITY_MODEL
-from xcbench.method import check_labels, check_X, topk_from_scores
 from xcbench.plugins import register_plugin
 from xcbench.testing import check_method, run_checks
 
@@ -14,32 +13,14 @@ PROBABILITY_CHECKS = ("check_log_proba", "check_top1_matches_log_proba",
                       "check_support_size_counts_log_proba")
 
 
-class Centroids(Method):
-    """Nearest class mean, no probability model and no path cost."""
-
-    def __init__(self, shift=0.0):
-        self.shift = shift
-
-    def fit(self, X, y, n_classes=None):
-        X = check_X(X)
-        y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
-        X = X.toarray() if hasattr(X, "toarray") else X
-        self.n_features_in_ = X.shape[1]
-        self.means_ = np.array([X[y == c].mean(0) if np.any(y == c) else
-                                np.full(X.shape[1], 1e3) for c in range(self.n_classes_)])
-        return self
-
-    def predict_topk(self, X, k=1):
-        X = check_X(X, self.n_features_in_)
-        X = X.toarray() if hasattr(X, "toarray") else X
-        scores = -((X[:, None, :] - self.means_[None]) ** 2).sum(-1) + self.shift
-        return topk_from_scores(scores, k)
+class Centroids(NearestMean):
+    """NearestMean without a probability model and without a path cost."""
 
     def log_proba(self, X, y):
         raise NotImplementedError("no probability model")
 
-    def stats(self):
-        return {"n_params": int(self.means_.size), "bytes": int(self.means_.nbytes)}
+    def path_cost(self, X):
+        raise NotImplementedError("no path cost")
 
 
 class Forgetful(Centroids):
@@ -94,12 +75,12 @@ class ChecksPlugin:
 
 def test_check_command_prints_each_check_and_exits_by_outcome(capsys, fresh_plugins):
     register_plugin(ChecksPlugin(), name="checks-plugin")
-    assert main(["check", "centroids", "--param", "shift=0.5",
+    assert main(["check", "centroids", "--param", "scale=0.5",
                  "--skip", "check_deterministic"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("pass  check_fit_predict_dense: fit and predict_topk on dense")
     assert "skip  check_deterministic" in out
-    assert out[-1] == ("centroids(shift=0.5): 15 of 15 checks run passed "
+    assert out[-1] == ("centroids(scale=0.5): 15 of 15 checks run passed "
                        "(4 with nothing to check), 1 skipped")
     assert main(["check", "forgetful"]) == EXIT_CELL_FAILED
     out = capsys.readouterr().out

@@ -169,3 +169,9 @@ def test_a_sweep_of_loss_01_reaches_st_as_the_string():
 def test_describe_with_bad_words_says_the_usage(capsys, argv):
     assert main(argv) == EXIT_USAGE
     assert "expected NAME, `method NAME` or `dataset NAME`" in capsys.readouterr().err
+
+
+def test_list_points_at_describe(capsys):
+    assert main(["list", "methods"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == \
+        "(parameters and defaults of one: xcbench describe NAME)"

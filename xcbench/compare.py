@@ -7,13 +7,11 @@ records of a cell (other run options, or reruns), the newest (``started_at``) is
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass
 
-from .export import stored_records
+from .export import add_output_options, rows_to_csv, stored_records, write_output
 from .method_params import value_text
 from .plan import canonical_params
 
@@ -190,10 +188,10 @@ def comparison_markdown(cells: list[CellComparison], label_a: str, label_b: str)
     return "\n".join(lines) + "\n"
 
 
-CSV_COLUMNS = ("side", "method", "params", "dataset", "seed", "status_a", "status_b",
+CSV_COLUMNS = ["side", "method", "params", "dataset", "seed", "status_a", "status_b",
                "top1_error_a", "top1_error_b", "top1_error_ratio", "latency_p50_ms_a",
                "latency_p50_ms_b", "latency_p50_ms_ratio", "fit_seconds_a", "fit_seconds_b",
-               "fit_seconds_ratio")
+               "fit_seconds_ratio"]
 
 
 def comparison_rows(cells: list[CellComparison]) -> list[dict]:
@@ -216,11 +214,7 @@ def comparison_rows(cells: list[CellComparison]) -> list[dict]:
 
 def comparison_csv(cells: list[CellComparison]) -> str:
     """The per-cell comparison as CSV (cells of one side only included, ``side`` A/B)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(comparison_rows(cells))
-    return buffer.getvalue()
+    return rows_to_csv(comparison_rows(cells), CSV_COLUMNS)
 
 
 def compare_outputs(out_a, out_b, fmt: str = "markdown") -> str:
@@ -236,8 +230,6 @@ def compare_outputs(out_a, out_b, fmt: str = "markdown") -> str:
 
 
 def cmd_compare(args) -> int:
-    from .export import write_output
-
     write_output(compare_outputs(args.out_a, args.out_b, args.format), args.output)
     return 0
 
@@ -254,9 +246,6 @@ def add_parser(subparsers, add_common) -> None:
                     "has.")
     p.add_argument("out_a", metavar="OUT_A", help="the baseline results folder")
     p.add_argument("out_b", metavar="OUT_B", help="the results folder compared with it")
-    p.add_argument("--format", choices=FORMATS, default="markdown",
-                   help="markdown (default) or csv (one row per cell)")
-    p.add_argument("--output", "-o", default=None, metavar="FILE",
-                   help="file to write (default: standard output)")
+    add_output_options(p, FORMATS, "markdown (default) or csv (one row per cell)")
     add_common(p, out=False, data=False)
     p.set_defaults(func=cmd_compare)

@@ -81,10 +81,11 @@ def _columns(rows: list[dict]) -> list[str]:
     return sorted(names, key=group)  # stable: first appearance within a group
 
 
-def rows_to_csv(rows: list[dict]) -> str:
-    """``rows`` as CSV text with one header line (a column a row lacks is empty)."""
+def rows_to_csv(rows: list[dict], columns=None) -> str:
+    """``rows`` as CSV text with one header line of ``columns`` (default: every column of
+    the rows, see ``_columns``); a column a row lacks is empty."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=_columns(rows), restval="",
+    writer = csv.DictWriter(buffer, fieldnames=columns or _columns(rows), restval="",
                             lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
@@ -134,8 +135,14 @@ def add_parser(subparsers, add_common) -> None:
                     "statistics, memory, path cost, dataset statistics, run options and "
                     "environment (env.NAME: versions, CPU). --format json writes the same "
                     "rows as a list of objects.")
-    p.add_argument("--format", choices=FORMATS, default="csv", help="csv (default) or json")
-    p.add_argument("--output", "-o", default=None, metavar="FILE",
-                   help="file to write (default: standard output)")
+    add_output_options(p, FORMATS)
     add_common(p, data=False)
     p.set_defaults(func=cmd_export)
+
+
+def add_output_options(p, formats, help_format: str = "") -> None:
+    """``--format`` (one of ``formats``, the first by default) and ``--output FILE``."""
+    p.add_argument("--format", choices=formats, default=formats[0],
+                   help=help_format or f"{' or '.join(formats)} (default: {formats[0]})")
+    p.add_argument("--output", "-o", default=None, metavar="FILE",
+                   help="file to write (default: standard output)")
