@@ -145,3 +145,16 @@ def params_summary(params: dict, limit: int = 90) -> str:
             return " ".join(shown) + f" (+{rest} more)"
         shown.append(item)
     return " ".join(shown)
+
+
+def run_params_text(method: str, params: dict | None) -> str:
+    """The effective parameter values of a run of ``method`` with ``params`` in one short
+    line (``params_summary``); only ``params`` when the method is not registered here."""
+    from .plugins import get_method_spec
+
+    params = params or {}
+    try:
+        params = effective_params(get_method_spec(method), params)
+    except KeyError:
+        pass
+    return params_summary(params) or "(no parameters)"

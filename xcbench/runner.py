@@ -376,8 +376,10 @@ def _cell_records(store, cell, keys, status, payload, common, options, skip=()) 
 def one_line(record: dict) -> str:
     """A record as one line of progress output, naming the parameter values the run used
     (its params, then the method's defaults for the others)."""
-    head = (f"{record['method']} {_params_text(record)} on {record['dataset']} "
-            f"seed {record['seed']}")
+    from .method_params import run_params_text
+
+    head = (f"{record['method']} {run_params_text(record['method'], record.get('params'))} "
+            f"on {record['dataset']} seed {record['seed']}")
     if record["status"] != "ok":
         reason = next(iter((record.get("error") or "").splitlines()), "")
         return f"{head}: {record['status'].upper()} {reason}".rstrip()
@@ -385,15 +387,3 @@ def one_line(record: dict) -> str:
     return (f"{head}: top-1 error {m['top1_error']:.3f}, fit {s['fit_seconds']:.1f} s, "
             f"p50 {s['latency_p50_ms']:.3f} ms")
 
-
-def _params_text(record: dict) -> str:
-    """The effective parameter values of ``record`` in one short line (its own params
-    only when its method is not registered here)."""
-    from .method_params import effective_params, params_summary
-
-    params = record.get("params") or {}
-    try:
-        params = effective_params(get_method_spec(record["method"]), params)
-    except KeyError:
-        pass
-    return params_summary(params) or "(no parameters)"
