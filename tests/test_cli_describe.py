@@ -9,7 +9,7 @@ import xcbench
 from xcbench import DatasetSpec, Method, MethodSpec, Source
 from xcbench.cli import EXIT_USAGE, main
 from xcbench.method_params import (constraint_text, effective_params, method_defaults,
-                                   params_summary)
+                                   params_summary, value_text)
 from xcbench.plan import parse_value
 from xcbench.plugins import get_method_spec, register_plugin
 from xcbench.runner import one_line
@@ -139,10 +139,13 @@ def _record(method, params, status="ok"):
 
 
 def test_progress_line_shows_effective_parameter_values():
+    defaults = method_defaults(get_method_spec("st"))
+    first = " ".join(f"{k}={value_text(defaults[k])}" for k in ("k", "depth", "alpha"))
     line = one_line(_record("st", {}))
-    assert line.startswith("st k=50 depth=8 alpha=1 n_iter=20 loss=01 ")
+    assert line.startswith(f"st {first} n_iter=")
     assert "{}" not in line and " on synthetic-small seed 1: top-1 error 0.250" in line
-    assert one_line(_record("st", {"alpha": 0.1})).startswith("st alpha=0.1 k=50 depth=8 ")
+    assert one_line(_record("st", {"alpha": 0.1, "k": 7})).startswith(
+        f"st alpha=0.1 k=7 depth={defaults['depth']} n_iter=")
     assert one_line(_record("softmax", {}, "error")) == \
         "softmax C=1 max_iter=100 tol=0.0001 solver=auto on synthetic-small seed 1: ERROR Boom: bad"
 
