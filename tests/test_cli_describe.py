@@ -146,8 +146,8 @@ def test_progress_line_shows_effective_parameter_values():
     assert "{}" not in line and " on synthetic-small seed 1: top-1 error 0.250" in line
     assert one_line(_record("st", {"alpha": 0.1, "k": 7})).startswith(
         f"st alpha=0.1 k=7 depth={defaults['depth']} n_iter=")
-    assert one_line(_record("softmax", {}, "error")) == \
-        "softmax C=1 max_iter=100 tol=0.0001 solver=auto on synthetic-small seed 1: ERROR Boom: bad"
+    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1 max_iter=100 "
+        "tol=0.0001 solver=auto on synthetic-small seed 1: ERROR Boom: bad")
 
 
 def test_progress_line_of_an_unregistered_method_shows_its_own_params():

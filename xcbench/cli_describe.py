@@ -38,7 +38,8 @@ def sweep_example(spec, params) -> str:
             break
     for p in params:
         if p.is_query:
-            args.append(f"--param {spec.name}:{p.name}={','.join(map(value_text, p.query_values))}")
+            values = ",".join(map(value_text, p.query_values))
+            args.append(f"--param {spec.name}:{p.name}={values}")
     args = args or [f"--param {spec.name}:NAME=V1,V2"]
     return f"xcbench run --methods {spec.name} " + " ".join(args)
 
