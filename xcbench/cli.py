@@ -93,13 +93,14 @@ def cmd_list(args) -> int:
     if args.what == "methods":
         for name, spec in sorted(method_specs().items()):
             print(f"{name:<16} {spec.family:<9} {spec.description}  [plugin {spec.plugin}]")
+        print("(parameters and defaults of one: xcbench describe NAME)")
     else:
         from .data.status import dataset_status
 
         where = data_dir(args.data_dir)
         for name, spec in sorted(dataset_specs().items()):
             print(f"{name:<22} {dataset_status(spec, where):<13} {spec.description}")
-        print(f"(data directory: {where})")
+        print(f"(data directory: {where}; shape and sources of one: xcbench describe NAME)")
     return 0
 
 
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                "the synthetic dataset), then read xcbench-results/report.md. " + EXIT_CODES)
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error")
+    parser.add_argument("--version", action="version", version=_version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -142,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
     run.add_argument("--param", action="append", metavar="METHOD:NAME=V1[,V2]",
                      help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
-                          "sweep several together with +, e.g. --param st:k+depth=50+8,100+7")
+                          "sweep several together with +, e.g. --param st:k+depth=50+8,100+7; "
+                          "`xcbench describe METHOD` lists a method's parameters")
     run.add_argument("--timeout", type=float, default=1800,
                      help="seconds before a run is stopped and recorded as timeout (default 1800)")
     run.add_argument("--threads", type=int, default=1,
@@ -185,7 +188,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins = sub.add_parser("plugins", help="list loaded plugins and what they registered")
     plugins.set_defaults(func=cmd_plugins)
+    _add_commands(sub)
     return parser
+
+
+def _add_commands(sub) -> None:
+    """The commands that live in their own modules (describe, export, compare, check)."""
+    from . import cli_check, cli_describe, compare, export
+
+    cli_describe.add_parser(sub, _add_common)
+    export.add_parser(sub, _add_common)
+    compare.add_parser(sub, _add_common)
+    cli_check.add_parser(sub, _add_common)
+
+
+def _version_text() -> str:
+    """``xcbench X.Y.Z`` and the Python running it, for ``xcbench --version``."""
+    import platform
+
+    from . import __version__
+
+    return f"xcbench {__version__} (Python {platform.python_version()})"
 
 
 def _add_common(p, out=True, data=True):

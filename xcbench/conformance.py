@@ -2,7 +2,9 @@
 
 Each check takes a subject (``xcbench.testing.Subject``: the problem data, an unfitted
 method, new fits, and the fit shared by the read-only checks) and raises AssertionError
-naming what was wrong. ``xcbench.testing`` runs them (``check_method``,
+naming what was wrong; its docstring says what it checks. A check that had nothing to
+check (e.g. log_proba rules for a method without a probability model) returns a note
+saying so; otherwise it returns None. ``xcbench.testing`` runs them (``check_method``,
 ``parametrize_with_checks``).
 """
 from __future__ import annotations
@@ -16,6 +18,9 @@ from .state_diff import snapshot, state_differences
 from .validate import check_log_proba_output, check_topk_output
 
 N_CLASSES = 12
+#: what a check returns when it had nothing to check (it returns None when it checked all)
+NO_PROBABILITY_MODEL = "not checked: the method has no probability model (log_proba raises " \
+    "NotImplementedError)"
 
 
 def _log_proba(m, X, y):
@@ -54,6 +59,8 @@ def _check_log_proba_output(log_p, n, where):
 
 
 def check_fit_predict_dense(s):
+    """fit and predict_topk on dense float64 and float32 data give well-formed top-k
+    output, better than chance on an easy problem."""
     X, y, Xt, yt = s.data
     for dtype in (np.float64, np.float32):
         m = s.fitted() if dtype is np.float64 else s.fit(X.astype(dtype))
@@ -65,6 +72,8 @@ def check_fit_predict_dense(s):
 
 
 def check_fit_predict_sparse(s):
+    """fit and predict_topk accept CSR input, and sparse and dense copies of X predict
+    the same labels."""
     X, y, Xt, yt = s.data
     Xs, Xts = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0, X)), sp.csr_matrix(Xt)
     m = s.fit(Xs)
@@ -75,6 +84,8 @@ def check_fit_predict_sparse(s):
 
 
 def check_absent_classes(s):
+    """classes that never occur in training still give well-formed top-k and log_proba
+    output."""
     X, y, Xt, yt = s.data
     keep = y < N_CLASSES - 3  # the last three classes never appear in training
     m = s.fit(X[keep], y[keep])
@@ -87,6 +98,7 @@ def check_absent_classes(s):
 
 
 def check_deterministic(s):
+    """two fits with the same seed predict the same labels and scores."""
     Xt = s.data[2]
     a = s.fitted().predict_topk(Xt, 3)
     b = s.fit(seed=0).predict_topk(Xt, 3)
@@ -95,6 +107,7 @@ def check_deterministic(s):
 
 
 def check_not_fitted(s):
+    """predict_topk and log_proba before fit raise NotFittedError."""
     from sklearn.exceptions import NotFittedError
 
     Xt, yt = s.data[2:]
@@ -133,6 +146,8 @@ def check_clone(s):
 
 
 def check_bad_input(s):
+    """wrong feature counts, 1-d rows, out-of-range or string labels and empty
+    training data raise ValueError."""
     X, y, Xt, _ = s.data
     m = s.fitted()
     for bad, what in ((Xt[:, :-1], "too few features"), (Xt[0], "a 1-d row")):
@@ -155,6 +170,7 @@ def check_bad_input(s):
 
 
 def check_k_larger_than_classes(s):
+    """k larger than the number of classes pads the top-k rows with -1 / -inf."""
     Xt = s.data[2]
     k = N_CLASSES + 5
     labels, scores = s.fitted().predict_topk(Xt[:7], k)
@@ -163,11 +179,13 @@ def check_k_larger_than_classes(s):
 
 
 def check_log_proba(s):
+    """log_proba gives one log-probability (or -inf) per row, finite for most rows, and
+    support_size is in 1..K (when the method has a probability model)."""
     Xt, yt = s.data[2:]
     m = s.fitted()
     log_p = _log_proba(m, Xt, yt)
-    if log_p is None:  # no probability model: nothing more to check
-        return
+    if log_p is None:
+        return NO_PROBABILITY_MODEL
     _check_log_proba_output(log_p, len(yt), "log_proba")
     assert np.isfinite(log_p).mean() > 0.5, "log_proba is -inf for most rows of an easy problem"
     support = m.support_size(Xt)
@@ -176,6 +194,7 @@ def check_log_proba(s):
 
 
 def check_pickle(s):
+    """a pickle round trip of the fitted model predicts the same top-k and log_proba."""
     Xt, yt = s.data[2:]
     m = s.fitted()
     m2 = pickle.loads(pickle.dumps(m))
@@ -188,6 +207,7 @@ def check_pickle(s):
 
 
 def check_stats(s):
+    """stats() reports n_params and bytes as non-negative numbers."""
     stats = s.fitted().stats()
     for key in ("n_params", "bytes"):
         assert key in stats and int(stats[key]) >= 0, f"stats() must report {key!r}"
@@ -212,6 +232,7 @@ def check_predict_is_pure(s):
 
 
 def check_single_row_matches_batch(s):
+    """Each of 8 rows predicted alone gives the labels and scores it gets in a batch."""
     Xt = s.data[2]
     m = s.fitted()
     labels, scores = m.predict_topk(Xt[:8], 3)
@@ -228,7 +249,7 @@ def check_top1_matches_log_proba(s):
     m = s.fitted()
     labels, _ = m.predict_topk(Xt, 3)
     if _log_proba(m, Xt, labels[:, 0]) is None:
-        return
+        return NO_PROBABILITY_MODEL
     log_p = np.column_stack([np.where(labels[:, j] >= 0, m.log_proba(
         Xt, np.maximum(labels[:, j], 0)), -np.inf) for j in range(3)])
     bad = np.flatnonzero(log_p[:, 0] < log_p.max(axis=1) - 1e-6)
@@ -242,7 +263,7 @@ def check_support_size_counts_log_proba(s):
     Xt = s.data[2][:5]
     m = s.fitted()
     if _log_proba(m, Xt, np.zeros(len(Xt), dtype=np.int64)) is None:
-        return
+        return NO_PROBABILITY_MODEL
     finite = sum(np.isfinite(m.log_proba(Xt, np.full(len(Xt), c))).astype(int)
                  for c in range(N_CLASSES))
     support = np.asarray(m.support_size(Xt))
@@ -255,7 +276,7 @@ def check_path_cost(s):
     Xt = s.data[2]
     cost = _path_cost(s.fitted(), Xt)
     if cost is None:
-        return
+        return "not checked: the method does not measure its path cost"
     cost = np.asarray(cost)
     assert cost.shape == (len(Xt),) and np.issubdtype(cost.dtype, np.floating), \
         f"path_cost must return ({len(Xt)},) floats, got {cost.shape} {cost.dtype}"
@@ -271,4 +292,4 @@ ALL_CHECKS = [check_fit_predict_dense, check_fit_predict_sparse, check_k_larger_
               check_path_cost]
 CHECK_NAMES = [c.__name__ for c in ALL_CHECKS]
 
-__all__ = ["ALL_CHECKS", "CHECK_NAMES", "N_CLASSES", *CHECK_NAMES]
+__all__ = ["ALL_CHECKS", "CHECK_NAMES", "N_CLASSES", "NO_PROBABILITY_MODEL", *CHECK_NAMES]

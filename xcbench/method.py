@@ -38,7 +38,10 @@ FAMILIES = ("flat", "tree", "embedding")
 
 
 class Method(BaseEstimator):
-    """Base class for xcbench methods (see the module docstring for the contract)."""
+    """Base class for xcbench methods (see the module docstring for the contract).
+
+    A fitted method pickles and predicts the same once unpickled (``check_pickle``); load
+    only pickles you wrote yourself, as loading one runs code (docs/pickling.md)."""
 
     def __getattr__(self, name):
         """Reading a learned attribute (public, ending in ``_``) before ``fit`` raises

@@ -7,6 +7,7 @@ methods are built and their parameters validated before any cell runs.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from sklearn.model_selection import ParameterGrid
@@ -56,12 +57,15 @@ def _split(text: str) -> list[str]:
 
 
 def parse_value(text: str):
-    """Parse a parameter value: int, float, bool, None, else the string itself."""
+    """Parse a parameter value: int, float, bool, None, else the string itself. A number
+    spelt with a leading zero (``01``, as st's ``loss="01"``) stays a string."""
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
     if lowered in ("none", "null"):
         return None
+    if re.fullmatch(r"[+-]?0\d+", text):
+        return text
     for cast in (int, float):
         try:
             return cast(text)
@@ -119,14 +123,18 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
     from .plugins import get_method_spec
 
     param_overrides = param_overrides or {}
-    unknown = set(param_overrides) - set(methods)
+    unknown = sorted(set(param_overrides) - set(methods))
     if unknown:
-        raise ValueError(f"parameters given for method(s) not in the plan: {sorted(unknown)}")
+        from .suggest import did_you_mean
+
+        raise ValueError("parameters given for method(s) not in the plan: " + ", ".join(
+            f"{name!r}{did_you_mean(name, methods)}" for name in unknown)
+            + f"; the plan's methods: {', '.join(dict.fromkeys(methods))}")
     cells = []
     for name in dict.fromkeys(methods):
         spec = get_method_spec(name)
         overrides = param_overrides.get(name, {})
-        spec.validate_params({part: None for key in overrides for part in key.split("+")})
+        check_param_names(spec, [part for key in overrides for part in key.split("+")])
         zipped = [key for key in overrides if "+" in key]
         if any(part in spec.query_params for key in zipped for part in key.split("+")):
             raise ValueError(f"query parameters of {name!r} cannot be swept together with '+'")
@@ -140,6 +148,20 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
                     cells.append(Cell(name, tuple(sorted(params.items())), dataset, seed,
                                       queries))
     return cells
+
+
+def check_param_names(spec, names) -> None:
+    """ValueError naming each of ``names`` that ``spec``'s method does not take, with the
+    valid names close to it ("did you mean") and all the valid ones."""
+    from .suggest import did_you_mean
+
+    valid = spec.valid_params()
+    unknown = [n for n in dict.fromkeys(names) if n not in valid]
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) for method {spec.name!r}: "
+            + ", ".join(f"{n!r}{did_you_mean(n, valid)}" for n in unknown)
+            + f"; valid parameters: {', '.join(valid)} (see `xcbench describe {spec.name}`)")
 
 
 def cell_method_params(cell: Cell, valid_params) -> dict:

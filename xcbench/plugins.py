@@ -137,10 +137,14 @@ def dataset_specs() -> dict:
 
 
 def lookup(specs: dict, name: str, kind: str):
-    """``specs[name]``; KeyError naming the unknown ``kind`` and listing the registered ones."""
+    """``specs[name]``; KeyError naming the unknown ``kind``, the registered names close to
+    it ("did you mean") and all the registered ones."""
     if name not in specs:
-        raise KeyError(f"unknown {kind} {name!r}; registered {kind}s: "
-                       f"{', '.join(sorted(specs)) or '(none)'} (see `xcbench list {kind}s`)")
+        from .suggest import did_you_mean
+
+        raise KeyError(f"unknown {kind} {name!r}{did_you_mean(name, specs)}; registered "
+                       f"{kind}s: {', '.join(sorted(specs)) or '(none)'} "
+                       f"(see `xcbench list {kind}s`)")
     return specs[name]
 
 

@@ -374,10 +374,16 @@ def _cell_records(store, cell, keys, status, payload, common, options, skip=()) 
 
 
 def one_line(record: dict) -> str:
-    """A record as one line of progress output."""
-    head = f"{record['method']} {record['params']} on {record['dataset']} seed {record['seed']}"
+    """A record as one line of progress output, naming the parameter values the run used
+    (its params, then the method's defaults for the others)."""
+    from .method_params import run_params_text
+
+    head = (f"{record['method']} {run_params_text(record['method'], record.get('params'))} "
+            f"on {record['dataset']} seed {record['seed']}")
     if record["status"] != "ok":
-        return f"{head}: {record['status'].upper()} {(record['error'] or '').splitlines()[0]}"
+        reason = next(iter((record.get("error") or "").splitlines()), "")
+        return f"{head}: {record['status'].upper()} {reason}".rstrip()
     m, s = record["metrics"], record["summary"]
     return (f"{head}: top-1 error {m['top1_error']:.3f}, fit {s['fit_seconds']:.1f} s, "
             f"p50 {s['latency_p50_ms']:.3f} ms")
+

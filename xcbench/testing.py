@@ -3,7 +3,8 @@
 Third-party authors check a method (a registered name, a ``MethodSpec`` or a factory) in
 their own tests, either all at once::
 
-    check_method("my-method")            # raises on the first failing check
+    report = check_method("my-method")   # raises on the first failing check
+    print(report)                        # what each check checked, what it could not
 
 or one pytest test per check, with expected failures and their reasons::
 
@@ -130,27 +131,94 @@ def _unknown(names, what):
                          f"checks are: {', '.join(CHECK_NAMES)}")
 
 
+def check_description(name: str) -> str:
+    """The first sentence-paragraph of check ``name``'s docstring, on one line."""
+    import inspect
+
+    doc = inspect.getdoc(dict(zip(CHECK_NAMES, ALL_CHECKS))[name]) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+class CheckReport(list):
+    """What ``check_method`` checked: a list of the names of the checks that passed, in
+    the order run, with ``method`` (its label), ``skipped`` (the names left out),
+    ``notes`` ({check name: what it could not check, e.g. no probability model}) and
+    ``failed`` ({check name: the AssertionError text}). ``str(report)`` lists every check
+    with what it checks."""
+
+    def __init__(self, method: str):
+        super().__init__()
+        self.method, self.skipped, self.notes, self.failed = method, [], {}, {}
+
+    @property
+    def ok(self) -> bool:
+        """Whether no check failed."""
+        return not self.failed
+
+    def __str__(self) -> str:
+        lines = []
+        for name in CHECK_NAMES:
+            if name in self.failed:
+                lines.append(f"FAIL  {name}: {self.failed[name]}")
+            elif name in self.notes:
+                lines.append(f"pass  {name}: {self.notes[name]}")
+            elif name in self:
+                lines.append(f"pass  {name}: {check_description(name)}")
+            elif name in self.skipped:
+                lines.append(f"skip  {name}")
+        return "\n".join(lines + [self.summary()])
+
+    def summary(self) -> str:
+        """One line: how many checks passed, had nothing to check, were skipped, failed."""
+        ran = len(self) + len(self.failed)
+        return (f"{self.method}: {len(self)} of {ran} checks run passed"
+                + (f" ({len(self.notes)} with nothing to check)" if self.notes else "")
+                + (f", {len(self.skipped)} skipped" if self.skipped else "")
+                + (f"; FAILED: {', '.join(self.failed)}" if self.failed else ""))
+
+
+def run_checks(method, params: dict | None = None, skip: tuple[str, ...] = (),
+               problem: Callable = gaussian_problem, stop_at_failure: bool = True,
+               on_result: Callable[[str, str, str], None] | None = None) -> CheckReport:
+    """Run the conformance checks on a method and return a CheckReport; with
+    ``stop_at_failure`` raise AssertionError naming the first failing check, else record
+    every failure in the report. ``on_result(name, "pass" | "fail", text)`` is called after
+    each check (for progress output)."""
+    _unknown(skip, "skip")
+    report = CheckReport(_label(method, params or {}))
+    for name, check in method_checks(method, params, problem):
+        if name in skip:
+            report.skipped.append(name)
+            continue
+        try:
+            note = check()
+        except AssertionError as exc:
+            if stop_at_failure:
+                raise AssertionError(f"{name} failed for {method!r}: {exc}") from exc
+            report.failed[name] = str(exc)
+            if on_result:
+                on_result(name, "fail", str(exc))
+            continue
+        report.append(name)
+        if note:
+            report.notes[name] = note
+        if on_result:
+            on_result(name, "pass", note or check_description(name))
+    return report
+
+
 def check_method(method, params: dict | None = None, skip: tuple[str, ...] = (),
-                 problem: Callable = gaussian_problem) -> list[str]:
+                 problem: Callable = gaussian_problem) -> CheckReport:
     """Run every conformance check on a method (registered name, MethodSpec or factory)
-    and return the names of the checks run.
+    and return a CheckReport: the list of the names of the checks that passed, which
+    says (``print(report)``) what each checked and what it could not (``notes``).
 
     ``params`` are hyperparameters passed to the factory; ``skip`` names checks to leave out
     (say why in your tests); ``problem()`` returns the (X_train, y_train, X_test, y_test)
     the checks use, with labels in 0..11 (``word_id_problem`` for text methods). Raises
     AssertionError naming the first failing check.
     """
-    _unknown(skip, "skip")
-    ran = []
-    for name, check in method_checks(method, params, problem):
-        if name in skip:
-            continue
-        try:
-            check()
-        except AssertionError as exc:
-            raise AssertionError(f"{name} failed for {method!r}: {exc}") from exc
-        ran.append(name)
-    return ran
+    return run_checks(method, params, skip, problem)
 
 
 def parametrize_with_checks(methods, expected_failures=None,

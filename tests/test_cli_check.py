@@ -1,0 +1,99 @@
+"""``check_method`` says what it checked (a CheckReport), and ``xcbench check METHOD``."""
+import pytest
+from test_conformance import NearestMean
+
+import xcbench
+from xcbench import MethodSpec
+from xcbench.cli import EXIT_CELL_FAILED, EXIT_USAGE, main
+from xcbench.conformance import CHECK_NAMES, NO_PROBABILITY_MODEL
+from xcbench.plugins import register_plugin
+from xcbench.testing import check_method, run_checks
+
+PROBABILITY_CHECKS = ("check_log_proba", "check_top1_matches_log_proba",
+                      "check_support_size_counts_log_proba")
+
+
+class Centroids(NearestMean):
+    """NearestMean without a probability model and without a path cost."""
+
+    def log_proba(self, X, y):
+        raise NotImplementedError("no probability model")
+
+    def path_cost(self, X):
+        raise NotImplementedError("no path cost")
+
+
+class Forgetful(Centroids):
+    """Pickles without its means: check_pickle must fail."""
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["means_"] = state["means_"] * 0
+        return state
+
+
+def test_report_lists_passed_checks_and_what_could_not_be_checked():
+    report = check_method(Centroids, skip=("check_clone",))
+    assert list(report) == [n for n in CHECK_NAMES if n != "check_clone"]
+    assert report.skipped == ["check_clone"] and report.ok
+    assert {n: report.notes[n] for n in PROBABILITY_CHECKS} == \
+        dict.fromkeys(PROBABILITY_CHECKS, NO_PROBABILITY_MODEL)
+    assert "path cost" in report.notes["check_path_cost"]
+    text = str(report)
+    assert "pass  check_pickle: a pickle round trip of the fitted model predicts the same" \
+        in text
+    assert f"pass  check_log_proba: {NO_PROBABILITY_MODEL}" in text
+    assert "skip  check_clone" in text
+    assert text.splitlines()[-1] == \
+        "Centroids: 15 of 15 checks run passed (4 with nothing to check), 1 skipped"
+
+
+def test_every_check_says_what_it_checks():
+    from xcbench.testing import check_description
+
+    for name in CHECK_NAMES:
+        assert len(check_description(name)) > 20, f"{name} has no docstring"
+
+
+def test_run_checks_can_go_on_after_a_failure():
+    with pytest.raises(AssertionError, match="check_pickle failed"):
+        check_method(Forgetful)
+    report = run_checks(Forgetful, stop_at_failure=False)
+    assert list(report.failed) == ["check_pickle"] and not report.ok
+    assert "check_stats" in report and "check_pickle" not in report
+    assert "FAILED: check_pickle" in report.summary()
+
+
+class ChecksPlugin:
+    @xcbench.hookimpl
+    def register_methods(self, register):
+        register(MethodSpec(name="centroids", family="flat", description="test",
+                            factory=Centroids))
+        register(MethodSpec(name="forgetful", family="flat", description="test",
+                            factory=Forgetful))
+
+
+def test_check_command_prints_each_check_and_exits_by_outcome(capsys, fresh_plugins):
+    register_plugin(ChecksPlugin(), name="checks-plugin")
+    assert main(["check", "centroids", "--param", "scale=0.5",
+                 "--skip", "check_deterministic"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("pass  check_fit_predict_dense: fit and predict_topk on dense")
+    assert "skip  check_deterministic" in out
+    assert out[-1] == ("centroids(scale=0.5): 15 of 15 checks run passed "
+                       "(4 with nothing to check), 1 skipped")
+    assert main(["check", "forgetful"]) == EXIT_CELL_FAILED
+    out = capsys.readouterr().out
+    assert "FAIL  check_pickle: predictions differ after a pickle round trip" in out
+    assert out.splitlines()[-1].endswith("FAILED: check_pickle")
+
+
+def test_check_command_refuses_bad_names(capsys):
+    assert main(["check", "sofmax"]) == EXIT_USAGE
+    assert "did you mean 'softmax'" in capsys.readouterr().err
+    assert main(["check", "softmax", "--param", "Cc=1"]) == EXIT_USAGE
+    assert "'Cc' (did you mean 'C'?)" in capsys.readouterr().err
+    assert main(["check", "softmax", "--param", "C"]) == EXIT_USAGE
+    assert "expected NAME=VALUE" in capsys.readouterr().err
+    assert main(["check", "softmax", "--skip", "check_typo"]) == EXIT_USAGE
+    assert "unknown check(s) check_typo" in capsys.readouterr().err

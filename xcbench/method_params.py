@@ -1,0 +1,160 @@
+"""What a registered method's parameters are: defaults, readable constraints, which are
+query-time, and the effective values of a run (its params over the defaults)."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+#: marks a parameter the factory requires (it has no default)
+REQUIRED = "(required)"
+#: parameters left out of one-line summaries: the seed is shown on its own, the others
+#: change how a fit reports or runs, not what it learns
+NOT_SUMMARISED = ("random_state", "verbose", "n_jobs")
+
+
+@dataclass
+class ParamInfo:
+    """One parameter of a method: its default, the values it accepts (readable), the
+    values the runner sweeps by default and, for a query-time parameter, the values it
+    measures on one fitted model."""
+
+    name: str
+    default: object
+    constraint: str
+    grid: list | None = None
+    query_values: list | None = None
+
+    @property
+    def is_query(self) -> bool:
+        return self.query_values is not None
+
+
+def method_defaults(spec) -> dict:
+    """The default value of each parameter the method's factory takes: the factory's
+    signature defaults, overridden by the spec's ``default_params``; ``REQUIRED`` for a
+    parameter with neither."""
+    params = inspect.signature(spec.factory).parameters
+    defaults = {name: (REQUIRED if p.default is p.empty else p.default)
+                for name, p in params.items()
+                if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return {**defaults, **spec.default_params}
+
+
+def effective_params(spec, params: dict) -> dict:
+    """Every parameter value a run of ``spec``'s method with ``params`` uses: ``params``
+    first (what the run set), then the defaults of the others in the factory's order."""
+    defaults = method_defaults(spec)
+    return {**params, **{k: v for k, v in defaults.items() if k not in params}}
+
+
+def _constraints_of(spec) -> dict:
+    factory = spec.factory
+    return dict(getattr(factory, "_parameter_constraints", None) or {})
+
+
+def method_parameters(spec) -> list[ParamInfo]:
+    """A ParamInfo for every parameter of ``spec``'s method, in the factory's order."""
+    constraints = _constraints_of(spec)
+    return [ParamInfo(name, default, constraint_text(constraints.get(name)),
+                      grid=spec.param_grid.get(name), query_values=spec.query_params.get(name))
+            for name, default in method_defaults(spec).items()]
+
+
+def constraint_text(constraints) -> str:
+    """scikit-learn ``_parameter_constraints`` entries as text, e.g. ``int in [1, inf)``,
+    ``one of {'a', 'b'}`` or ``float in (0, 1) or None``; ``any`` when there are none."""
+    if not constraints:
+        return "any"
+    if constraints == "no_validation":
+        return "any (not validated)"
+    shown = [_one_constraint(c) for c in constraints]
+    return " or ".join(dict.fromkeys(s for s in shown if s))
+
+
+_NAMED = {"boolean": "bool", "random_state": "int seed, RandomState or None",
+          "array-like": "array-like", "sparse matrix": "sparse matrix",
+          "callable": "callable", "verbose": "int or bool", "cv_object": "cv splitter"}
+
+
+def _one_constraint(c) -> str:
+    """One constraint as text ('' for a hidden one)."""
+    kind = type(c).__name__
+    if kind == "Hidden":
+        return ""
+    if c is None:
+        return "None"
+    if isinstance(c, str):
+        return _NAMED.get(c, c)
+    if isinstance(c, type):
+        return _type_name(c)
+    if kind == "Interval":
+        return _interval_text(c)
+    if hasattr(c, "options"):  # StrOptions / Options
+        options = [repr(o) for o in sorted(c.options, key=str)]
+        return options[0] if len(options) == 1 else "one of {" + ", ".join(options) + "}"
+    if kind == "_Booleans":
+        return "bool"
+    if kind == "_NoneConstraint":
+        return "None"
+    if kind == "_InstancesOf":
+        return _type_name(c.type)
+    return str(c)
+
+
+def _type_name(t) -> str:
+    if isinstance(t, type) and issubclass(t, bool):
+        return "bool"
+    if t is Integral or (isinstance(t, type) and issubclass(t, Integral)):
+        return "int"
+    if t is Real or (isinstance(t, type) and issubclass(t, Real)):
+        return "float"
+    return getattr(t, "__name__", str(t))
+
+
+def _interval_text(c) -> str:
+    left = "-inf" if c.left is None else _number(c.left)
+    right = "inf" if c.right is None else _number(c.right)
+    opening = "[" if c.closed in ("left", "both") and c.left is not None else "("
+    closing = "]" if c.closed in ("right", "both") and c.right is not None else ")"
+    return f"{_type_name(c.type)} in {opening}{left}, {right}{closing}"
+
+
+def _number(x) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def value_text(value) -> str:
+    """A parameter value as typed on the command line (``alpha=0.1``, ``loss=01``)."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(value_text(v) for v in value) + "]"
+    return str(value)
+
+
+def params_summary(params: dict, limit: int = 90) -> str:
+    """``k=50 depth=8 alpha=1 ...`` for ``params`` (the effective values of a run), without
+    ``NOT_SUMMARISED`` names, cut at about ``limit`` characters with ``(+N more)``."""
+    items = [f"{k}={value_text(v)}" for k, v in params.items() if k not in NOT_SUMMARISED]
+    shown: list[str] = []
+    for i, item in enumerate(items):
+        rest = len(items) - i
+        tail = f" (+{rest} more)" if rest > 1 else ""
+        if shown and len(" ".join(shown + [item])) + len(tail) > limit:
+            return " ".join(shown) + f" (+{rest} more)"
+        shown.append(item)
+    return " ".join(shown)
+
+
+def run_params_text(method: str, params: dict | None) -> str:
+    """The effective parameter values of a run of ``method`` with ``params`` in one short
+    line (``params_summary``); only ``params`` when the method is not registered here."""
+    from .plugins import get_method_spec
+
+    params = params or {}
+    try:
+        params = effective_params(get_method_spec(method), params)
+    except KeyError:
+        pass
+    return params_summary(params) or "(no parameters)"
