@@ -6,6 +6,10 @@ from dataclasses import dataclass
 #: how a stored value becomes its display unit
 SCALES = {"pct": 100.0, "mb": 1e-6, "ms": 1.0, "s": 1.0, "num": 1.0}
 
+#: quantities besides times and sizes that can span orders of magnitude
+LOG_SCALE_NAMES = frozenset({"throughput", "train_throughput", "path_cost", "perplexity",
+                             "perplexity_smoothed"})
+
 
 @dataclass(frozen=True)
 class Column:
@@ -25,6 +29,12 @@ class Column:
     def raw(self, record: dict):
         """The stored value of this quantity in ``record`` (None when absent)."""
         return (record.get(self.section) or {}).get(self.key)
+
+    @property
+    def spans_decades(self) -> bool:
+        """Whether values can differ by orders of magnitude (times, sizes, rates, path
+        costs, perplexities), so a plot may use a log axis."""
+        return self.kind in ("ms", "s", "mb") or self.name in LOG_SCALE_NAMES
 
     @property
     def scale(self) -> float:
