@@ -17,7 +17,7 @@ def test_columns_by_name_and_all():
 
 
 def test_unknown_column_lists_the_valid_names():
-    with pytest.raises(ValueError, match=r"unknown column 'p51'.*valid names: top1_error"):
+    with pytest.raises(ValueError, match=r"--columns: unknown name 'p51'.*valid names: top1_error"):
         select_columns("top1_error,p51")
     with pytest.raises(ValueError, match="no column named"):
         select_columns(" , ")

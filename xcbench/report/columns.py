@@ -91,7 +91,7 @@ def column_names_help() -> str:
 def get_column(name: str, option: str = "--columns") -> Column:
     """The Column called ``name``; ValueError naming ``option`` and the valid names."""
     if name not in BY_NAME:
-        raise ValueError(f"{option}: unknown column {name!r}; valid names: "
+        raise ValueError(f"{option}: unknown name {name!r}; valid names: "
                          f"{', '.join(BY_NAME)}")
     return BY_NAME[name]
 

@@ -80,11 +80,11 @@ def _extent(values_and_bars) -> tuple[float, float]:
     return low, max(highs)
 
 
-def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> bool:
-    """Save a PNG of quantity ``y`` against ``x`` (column names of
+def metric_figure(records: list[dict], x: str, y: str, title: str = ""):
+    """A (figure, axes) of quantity ``y`` against ``x`` (column names of
     ``xcbench.report.columns``): one point per method, params and machine with error bars,
     the Pareto front drawn when both have a better direction, the Bayes error on error
-    axes. Returns False if no row measured both."""
+    axes; None if no row measured both."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,7 +94,7 @@ def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> b
     rows = [r for r in group_rows(records)
             if all(math.isfinite(r["values"][c.name][0]) for c in (xcol, ycol))]
     if not rows:
-        return False
+        return None
     names = _machine_names(rows)
     xs = [value_and_bar(r, xcol) for r in rows]
     ys = [value_and_bar(r, ycol) for r in rows]
@@ -105,10 +105,9 @@ def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> b
         front_order = pareto_front([(signs[0] * xv, signs[1] * yv)
                                     for (xv, _), (yv, _) in zip(xs, ys)])
         front = set(front_order)
-        fx = [xs[i][0] for i in front_order]
-        fy = [ys[i][0] for i in front_order]
-        ax.step(fx, fy, where="post", color="black", linestyle="--", linewidth=1.2,
-                alpha=0.7, zorder=2, label="Pareto front (points outlined)")
+        ax.step([xs[i][0] for i in front_order], [ys[i][0] for i in front_order],
+                where="post", color="black", linestyle="--", linewidth=1.2, alpha=0.7,
+                zorder=2, label="Pareto front (points outlined)")
     for i, (row, (colour, marker)) in enumerate(zip(rows, row_styles(rows))):
         (xv, xbar), (yv, ybar) = xs[i], ys[i]
         ax.errorbar([xv], [yv], xerr=None if xbar is None else [[xbar[0]], [xbar[1]]],
@@ -123,10 +122,19 @@ def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> b
         bayes = 100 * stats["bayes_error"]
         ax.axhline(bayes, color="red", linestyle=":", label="Bayes error")
         ylow, yhigh = min(ylow, bayes), max(yhigh, bayes)
-    apply_scale(ax, "x", *_extent(xs), spans_decades=xcol.spans_decades)
+    xscale = apply_scale(ax, "x", *_extent(xs), spans_decades=xcol.spans_decades)
     yscale = apply_scale(ax, "y", ylow, yhigh, spans_decades=ycol.spans_decades)
-    xscale = ax.get_xscale()
-    return finish_plot(fig, ax, path, title, axis_label(xcol, xscale), axis_label(ycol, yscale))
+    label_axes(fig, ax, title, axis_label(xcol, xscale), axis_label(ycol, yscale))
+    return fig, ax
+
+
+def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> bool:
+    """Save ``metric_figure`` as a PNG at ``path``; False if there was nothing to plot."""
+    drawn = metric_figure(records, x, y, title)
+    if drawn is None:
+        return False
+    save_figure(drawn[0], path)
+    return True
 
 
 def axis_label(column, scale: str) -> str:
@@ -134,10 +142,8 @@ def axis_label(column, scale: str) -> str:
     return column.header + (" - log scale" if scale == "log" else "")
 
 
-def finish_plot(fig, ax, path, title: str, xlabel: str, ylabel: str) -> bool:
-    """Label, grid, put the legend beside the axes and save a PNG at ``path``; True."""
-    import matplotlib.pyplot as plt
-
+def label_axes(fig, ax, title: str, xlabel: str, ylabel: str) -> None:
+    """Axis labels, title, grid, the legend beside the axes and the error-bar note."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -146,9 +152,14 @@ def finish_plot(fig, ax, path, title: str, xlabel: str, ylabel: str) -> bool:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.text(0.01, 0.01, ERROR_BARS, fontsize=6, color="dimgrey")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+
+
+def save_figure(fig, path) -> None:
+    """Save ``fig`` as a PNG at ``path`` (legend included) and close it."""
+    import matplotlib.pyplot as plt
+
     fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
-    return True
 
 
 def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
@@ -210,8 +221,9 @@ def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
                     label=row_label(points[0][1], names))
         all_ms += bars
         all_ks += ks
-    apply_scale(ax, "x", min(all_ks), max(all_ks))
+    xscale = apply_scale(ax, "x", min(all_ks), max(all_ks))
     yscale = apply_scale(ax, "y", *_extent(all_ms), spans_decades=True)
-    return finish_plot(fig, ax, path, title,
-                       "number of classes K" + (" - log scale" if ax.get_xscale() == "log"
-                                                else ""), axis_label(p50, yscale))
+    label_axes(fig, ax, title, "number of classes K" + (" - log scale" if xscale == "log"
+                                                       else ""), axis_label(p50, yscale))
+    save_figure(fig, path)
+    return True
