@@ -23,6 +23,8 @@ th[aria-sort=descending]::after { content: " \\25BC"; }
 tbody tr:nth-child(even) { background: #fafafa; }
 pre { background: #f5f5f5; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; height: auto; }
+.table-wrap { overflow-x: auto; }
+td:nth-child(2) { font-size: 0.9em; max-width: 30em; }
 .hint { color: #666; font-size: 0.85em; }
 """
 
@@ -47,8 +49,8 @@ def table_html(lines: list[str]) -> str:
     head = "".join(f"<th>{inline(c)}</th>" for c in _cells(lines[0]))
     body = "\n".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in _cells(line)) + "</tr>"
                      for line in lines[2:])
-    return (f'<table class="sortable">\n<thead><tr>{head}</tr></thead>\n'
-            f"<tbody>\n{body}\n</tbody>\n</table>")
+    return (f'<div class="table-wrap"><table class="sortable">\n<thead><tr>{head}</tr></thead>'
+            f"\n<tbody>\n{body}\n</tbody>\n</table></div>")
 
 
 def image_html(alt: str, src: str, image_dir: Path | None) -> str:
@@ -101,6 +103,9 @@ def markdown_to_html(markdown: str, title: str = "xcbench report",
             flush()
             level = len(heading.group(1))
             blocks.append(f"<h{level}>{inline(heading.group(2))}</h{level}>")
+            if level == 1:
+                blocks.append('<p class="hint">Click a column header to sort a table (click '
+                              "again to reverse).</p>")
         elif image:
             flush()
             blocks.append(image_html(image.group("alt"), image.group("src"), image_dir))
@@ -112,6 +117,5 @@ def markdown_to_html(markdown: str, title: str = "xcbench report",
     flush()
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-            '<p class="hint">Click a column header to sort a table (click again to '
-            "reverse).</p>\n" + "\n".join(blocks)
+            + "\n".join(blocks)
             + f"\n<script>\n{SORT_SCRIPT}</script>\n</body>\n</html>\n")
