@@ -11,7 +11,7 @@ def params_label(params: dict) -> str:
     """Compact, stable text for a params dict (random_state left out); ``defaults`` if
     nothing is left."""
     items = sorted((k, v) for k, v in params.items() if k != "random_state")
-    return ", ".join(f"{k}={v}" for k, v in items) or "defaults"
+    return ", ".join(f"{k}={v!r}" if v == "" else f"{k}={v}" for k, v in items) or "defaults"
 
 
 @functools.lru_cache(maxsize=None)
