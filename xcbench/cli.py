@@ -167,9 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(run)
     run.set_defaults(func=cmd_run)
 
-    report = sub.add_parser("report", help="write report.md and plots from stored results",
-                            description="Turn OUT/results.jsonl into OUT/report.md and one "
-                                        "error-vs-latency PNG per dataset.")
+    report = sub.add_parser("report", help="write report.md, report.html and plots",
+                            description="Turn OUT/results.jsonl into OUT/report.md, the "
+                                        "self-contained OUT/report.html and per dataset "
+                                        "error-vs-latency and error-vs-path-cost PNGs.")
     report.add_argument("--title", default="xcbench report")
     report.add_argument("--recompute", action="store_true",
                         help="recompute the quality metrics from the raw outputs kept in "

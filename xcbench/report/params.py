@@ -1,8 +1,6 @@
 """Parameter values as a report shows them: stored values, or the method's defaults."""
 from __future__ import annotations
 
-import functools
-
 #: parameters that do not change what a method learns, left out of labels
 NOT_SHOWN = frozenset({"random_state", "n_jobs", "threads", "n_threads", "verbose"})
 
@@ -14,7 +12,6 @@ def params_label(params: dict) -> str:
     return ", ".join(f"{k}={v!r}" if v == "" else f"{k}={v}" for k, v in items) or "defaults"
 
 
-@functools.lru_cache(maxsize=None)
 def _default_values(method: str) -> tuple | None:
     """(name, value) pairs of a registered method's defaults, or None if it is unknown."""
     from ..plugins import get_method_spec
