@@ -62,3 +62,9 @@ def test_hosts_name_the_machines_and_separate_rows():
 def test_failed_runs_are_listed():
     text = markdown_report([record("a"), record("b", status="error")])
     assert "| b | defaults | 0 | error | boom |" in text
+
+
+def test_one_machine_is_described_once_with_its_host():
+    text = markdown_report([record("a", host="node1"), record("b", host="node1")])
+    assert "Machine: node1, CPU A (2 CPUs), 1 thread(s) per run" in text
+    assert "mixes" not in text and "| machine |" not in text

@@ -48,7 +48,8 @@ def _machine_lines(records: list[dict]) -> list[str]:
     env = records[0].get("environment", {}) if records else {}
     if not env:
         return []
-    return [f"Machine: {env.get('cpu')} ({env.get('cpu_count')} CPUs), "
+    host = f"{env['host']}, " if env.get("host") else ""
+    return [f"Machine: {host}{env.get('cpu')} ({env.get('cpu_count')} CPUs), "
             f"{env.get('threads')} thread(s) per run; Python {env.get('python')}, "
             f"numpy {env.get('numpy')}, scikit-learn {env.get('sklearn')}, "
             f"xcbench {env.get('xcbench')}.", ""]
