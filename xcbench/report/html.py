@@ -7,7 +7,8 @@ import html
 import re
 from pathlib import Path
 
-SORT_SCRIPT = (Path(__file__).with_name("html_sort.js")).read_text(encoding="utf-8")
+from .html_sort import SORT_SCRIPT
+
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px;

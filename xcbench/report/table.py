@@ -30,8 +30,9 @@ def dataset_header(records: list[dict]) -> list[str]:
              f"K={st.get('n_classes')}; dataset version {r.get('dataset_version')}, "
              f"checksum `{r.get('dataset_checksum')}`."]
     if r.get("dataset_sources"):
+        sources = sorted(r["dataset_sources"].items())
         lines.append("Source files (SHA-256): " + ", ".join(
-            f"{role} `{digest[:16]}…`" for role, digest in sorted(r["dataset_sources"].items())) + ".")
+            f"{role} `{digest[:16]}…`" for role, digest in sources) + ".")
     if st.get("bayes_error") is not None:
         lines.append(f"Bayes error (the floor any classifier can reach): "
                      f"{percent(st['bayes_error'])} ± {percent(st.get('bayes_error_se', 0))} "

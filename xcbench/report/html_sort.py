@@ -1,3 +1,7 @@
+"""The inline script of report.html that makes its tables sortable (kept as a string so
+the page needs no file but itself)."""
+
+SORT_SCRIPT = r"""
 // Sortable report tables: click a header to sort by that column (again to reverse).
 // Numbers sort numerically ("1,230", "29.9 ± 0.4", "1.23e-05"); n/a stays last.
 // ?sort=HEADER[&order=desc] in the address sorts every table with that header on load.
@@ -45,3 +49,4 @@
     });
   }
 })();
+"""
