@@ -84,10 +84,15 @@ def _markdown_tables(text):
     return blocks
 
 
-def test_no_html_option_and_markdown_features(tmp_path):
+def test_report_command_writes_html_unless_told_not_to(tmp_path, capsys):
     _store(tmp_path)
     assert main(["report", "--out", str(tmp_path), "--no-html"]) == 0
     assert not (tmp_path / "report.html").exists()
+    assert main(["report", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "report.html").exists() and "report.html" in capsys.readouterr().out
+
+
+def test_markdown_features_become_html(tmp_path):
     page = markdown_to_html("# T\n\nA `code` and **bold** <b>\n\n| a | b\\|c |\n|---|---|\n"
                             "| 1 | x\\|y |\n\n![missing](nowhere.png)\n", image_dir=tmp_path)
     assert "<code>code</code>" in page and "<strong>bold</strong> &lt;b&gt;" in page
