@@ -69,3 +69,10 @@ def test_one_machine_is_described_once_with_its_host():
     text = markdown_report([record("a", host="node1"), record("b", host="node1")])
     assert "Machine: node1, CPU A (2 CPUs), 1 thread(s) per run" in text
     assert "mixes" not in text and "| machine |" not in text
+
+
+def test_records_without_a_host_match_newer_ones_of_the_same_cpu():
+    text = markdown_report([record("a", host="node1"), record("b")])
+    assert "mixes" not in text and "| machine |" not in text
+    text = markdown_report([record("a", host="node1"), record("b", cpu="CPU B")])
+    assert "mixes 2 machines" in text and "CPU A, Linux-x; CPU B, Linux-x" in text

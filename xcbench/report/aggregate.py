@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from .columns import COLUMNS
-from .machines import machine_label
+from .machines import machine_labeller
 from .params import params_label  # noqa: F401 - re-exported for older imports
 
 #: the spread of single-example latency drawn as error bars (percentiles of all calls)
@@ -40,6 +40,7 @@ def group_rows(records: list[dict]) -> list[dict]:
     """Rows of successful runs, sorted: dataset, method, params, machine, n_seeds, values
     {column name: (mean, std) over seeds in display units} and latency_spread."""
     groups: dict[tuple, list[dict]] = {}
+    machine_label = machine_labeller(records)
     for r in records:
         if r["status"] != "ok":
             continue

@@ -6,10 +6,25 @@ def machine_label(record: dict) -> str:
     """A short name of the machine that measured ``record``: ``host (cpu)`` when the record
     names its host, else ``cpu, platform``; ``unknown machine`` when it names neither."""
     env = record.get("environment") or {}
-    host, cpu, platform = env.get("host"), env.get("cpu"), env.get("platform")
+    host, cpu = env.get("host"), env.get("cpu")
     if host:
         return f"{host} ({cpu})" if cpu else str(host)
-    return ", ".join(str(p) for p in (cpu, platform) if p) or "unknown machine"
+    return cpu_platform_label(record)
+
+
+def cpu_platform_label(record: dict) -> str:
+    """The machine of ``record`` by CPU and platform only (``unknown machine`` if neither)."""
+    env = record.get("environment") or {}
+    return ", ".join(str(env[k]) for k in ("cpu", "platform") if env.get(k)) or "unknown machine"
+
+
+def machine_labeller(records: list[dict]):
+    """The function naming machines among ``records``: ``machine_label`` when every record
+    names its host, else ``cpu_platform_label`` (so records written before hosts were
+    recorded still match newer ones from the same machine)."""
+    if all((r.get("environment") or {}).get("host") for r in records):
+        return machine_label
+    return cpu_platform_label
 
 
 def short_machine_names(labels) -> dict[str, str]:
@@ -19,15 +34,17 @@ def short_machine_names(labels) -> dict[str, str]:
     return short if len(set(short.values())) == len(short) else {lab: lab for lab in labels}
 
 
-def machines(records: list[dict]) -> list[str]:
-    """The distinct machine labels of ``records``, sorted."""
-    return sorted({machine_label(r) for r in records})
+def machines(records: list[dict], label=None) -> list[str]:
+    """The distinct machine labels of ``records`` (named by ``label``, by default
+    ``machine_labeller(records)``), sorted."""
+    label = label or machine_labeller(records)
+    return sorted({label(r) for r in records})
 
 
-def mixed_machines_notice(records: list[dict]) -> str | None:
-    """A sentence warning that ``records`` come from several machines (listing them), or
-    None when one machine measured them all."""
-    names = machines(records)
+def mixed_machines_notice(records: list[dict], label=None) -> str | None:
+    """A sentence warning that ``records`` come from several machines (listing them, named
+    by ``label`` as in ``machines``), or None when one machine measured them all."""
+    names = machines(records, label)
     if len(names) < 2:
         return None
     return (f"**Note: this table mixes {len(names)} machines** ({'; '.join(names)}); "

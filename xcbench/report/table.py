@@ -5,7 +5,7 @@ import math
 
 from .aggregate import group_rows
 from .columns import COLUMNS, select_columns
-from .machines import machines, mixed_machines_notice, short_machine_names
+from .machines import machine_labeller, machines, mixed_machines_notice, short_machine_names
 from .numbers import mean_pm_std, percent
 from .params import params_label, shown_params
 
@@ -124,7 +124,8 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
         ds_records = [r for r in records if r["dataset"] == dataset]
         ds_rows = [r for r in rows if r["dataset"] == dataset]
         lines += dataset_header(ds_records)
-        notice = mixed_machines_notice([r for r in ds_records if r["status"] == "ok"])
+        notice = mixed_machines_notice([r for r in ds_records if r["status"] == "ok"],
+                                       machine_labeller(records))
         if notice:
             lines += [notice, ""]
         if ds_rows:
