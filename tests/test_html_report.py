@@ -98,6 +98,7 @@ def test_markdown_features_become_html(tmp_path):
     assert "<code>code</code>" in page and "<strong>bold</strong> &lt;b&gt;" in page
     assert "<th>b|c</th>" in page and "<td>x|y</td>" in page
     assert "(plot nowhere.png not found)" in page and "<img" not in page
+    assert '<td class="num">1</td>' in page  # numbers align right, text left
 
 
 def _browser():

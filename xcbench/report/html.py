@@ -16,8 +16,8 @@ body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em;
      border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
-th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; }
-td:first-child, td:nth-child(2), th:first-child, th:nth-child(2) { text-align: left; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f0f3f7; cursor: pointer; user-select: none; white-space: nowrap; }
 th[aria-sort=ascending]::after { content: " \\25B2"; }
 th[aria-sort=descending]::after { content: " \\25BC"; }
@@ -31,6 +31,7 @@ td:nth-child(2) { font-size: 0.9em; max-width: 30em; }
 
 _IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_NUMERIC = re.compile(r"^(-?[\d,]*\.?\d+(e[-+]?\d+)?( ± \S+)?|n/a|-?inf)$")
 
 
 def inline(text: str) -> str:
@@ -45,10 +46,16 @@ def _cells(line: str) -> list[str]:
     return [p.strip().replace("\\|", "|") for p in parts]
 
 
+def _td(cell: str) -> str:
+    """A table cell; numbers (and n/a) get class ``num`` to align right."""
+    kind = ' class="num"' if _NUMERIC.match(cell) else ""
+    return f"<td{kind}>{inline(cell)}</td>"
+
+
 def table_html(lines: list[str]) -> str:
     """A sortable HTML table from markdown table lines (header, separator, rows)."""
     head = "".join(f"<th>{inline(c)}</th>" for c in _cells(lines[0]))
-    body = "\n".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in _cells(line)) + "</tr>"
+    body = "\n".join("<tr>" + "".join(_td(c) for c in _cells(line)) + "</tr>"
                      for line in lines[2:])
     return (f'<div class="table-wrap"><table class="sortable">\n<thead><tr>{head}</tr></thead>'
             f"\n<tbody>\n{body}\n</tbody>\n</table></div>")
