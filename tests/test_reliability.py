@@ -19,6 +19,7 @@ import xcbench
 from xcbench.cli import main
 from xcbench.plugins import register_plugin
 from xcbench.report import write_report
+from xcbench.report.numbers import sig3
 from xcbench.results import SCHEMA_VERSION, ResultStore, run_key
 from xcbench.runner import RunOptions, expand_plan, run_plan
 
@@ -321,11 +322,11 @@ def test_path_cost_is_measured_once_as_its_own_section(tmp_path, fresh_plugins):
                              options=INLINE, progress=False)
     assert walker["path_cost"] == {"mean": 1.5, "p50": 1.5, "max": 3.0}
     assert prior["path_cost"] is None
-    text = write_report(tmp_path)["markdown"].read_text()
+    text = write_report(tmp_path, columns="all")["markdown"].read_text()
     row = next(line for line in text.splitlines() if line.startswith("| walker"))
     header = next(line for line in text.splitlines() if line.startswith("| method"))
-    col = [c.strip() for c in header.split("|")].index("vectors/pred")
-    assert [c.strip() for c in row.split("|")][col] == "1.5"
+    col = [c.strip() for c in header.split("|")].index("path cost (vectors)")
+    assert [c.strip() for c in row.split("|")][col] == "1.50"
 
 
 # defect 10 (command line) ------------------------------------------------------------------
@@ -356,9 +357,9 @@ def test_run_exits_1_when_a_cell_fails_and_prints_a_summary(tmp_path, capsys, fr
             str(tmp_path), "--quiet", "--in-process", "--latency-calls", "5", "--no-report"]
     assert main(argv) == 1
     out = capsys.readouterr().out
-    assert "broken  defaults  synthetic-small  0     error   RuntimeError: this method " \
-           "always fails" in out
-    assert "prior   defaults  synthetic-small  0     ok" in out
+    assert re.search(r"^broken +\S.* synthetic-small +0 +error +RuntimeError: this method "
+                     "always fails", out, re.M)
+    assert re.search(r"^prior +\S.* synthetic-small +0 +ok +[\d.]+%$", out, re.M)
     assert main(["run", "--methods", "prior", "--dataset", "synthetic-small", "--out",
                  str(tmp_path / "ok"), "--quiet", "--in-process", "--latency-calls", "5",
                  "--no-report"]) == 0
@@ -408,8 +409,8 @@ def test_memory_guard_refuses_and_caps(tmp_path, fresh_plugins):
     mem = small["memory"]
     assert mem["fit_peak_rss_bytes"] - mem["rss_before_fit_bytes"] > 40 * 2 ** 20
     assert 0 < mem["model_pickle_bytes"] < 2 ** 20
-    text = write_report(tmp_path)["markdown"].read_text()
-    assert "fit peak RSS MB" in text and "| greedy | defaults | 0 | refused |" in text
+    text = write_report(tmp_path, columns="all")["markdown"].read_text()
+    assert "fit peak RSS (MB)" in text and "| greedy | defaults | 0 | refused |" in text
 
 
 # raw outputs and --recompute --------------------------------------------------------------
@@ -423,11 +424,11 @@ def test_raw_outputs_recompute_the_metrics(tmp_path, fresh_plugins, capsys):
     tampered = {**record, "metrics": {**record["metrics"], "top1_error": 0.0},
                 "path_cost": None}
     (tmp_path / "results.jsonl").write_text(json.dumps(tampered) + "\n")
-    assert main(["report", "--out", str(tmp_path), "--recompute"]) == 0
+    assert main(["report", "--out", str(tmp_path), "--recompute", "--columns", "all"]) == 0
     assert "recomputed the metrics of 1 record(s)" in capsys.readouterr().out
     text = (tmp_path / "report.md").read_text()
     row = next(line for line in text.splitlines() if line.startswith("| walker"))
-    assert f"| {100 * record['metrics']['top1_error']:.2f} |" in row and "| 1.5 |" in row
+    assert f"| {sig3(100 * record['metrics']['top1_error'])} |" in row and "| 1.50 |" in row
 
 
 # latency vs K -----------------------------------------------------------------------------

@@ -35,3 +35,9 @@ def test_schema_version_1_records_are_still_read(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert [r["key"] for r in ResultStore(tmp_path).records()] == ["k"]
+
+
+def test_run_summary_shows_errors_in_percent_like_the_tables():
+    ok = {"method": "ova", "params": {"C": 1}, "dataset": "d", "seed": 0, "status": "ok",
+          "metrics": {"top1_error": 0.2987}}
+    assert run_summary([ok]).splitlines()[1].split() == ["ova", "C=1", "d", "0", "ok", "29.9%"]

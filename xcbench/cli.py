@@ -77,10 +77,11 @@ def cmd_run(args) -> int:
 def cmd_report(args) -> int:
     from .report import write_report
 
-    paths = write_report(args.out, title=args.title, recompute=args.recompute)
+    paths = write_report(args.out, title=args.title, recompute=args.recompute,
+                         columns=args.columns, html=args.html)
     if args.recompute:
         print(f"recomputed the metrics of {paths['recomputed']} record(s) from raw outputs")
-    print(f"report: {paths['markdown']}")
+    print(f"report: {paths['markdown']}" + (f" and {paths['html']}" if paths["html"] else ""))
     for p in paths["plots"]:
         print(f"plot: {p}")
     return 0
@@ -118,6 +119,8 @@ def cmd_plugins(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .cli_plot import add_parser as add_plot_parser, add_report_options
+
     parser = argparse.ArgumentParser(
         prog="xcbench",
         description="Benchmark extreme multi-class classifiers: accuracy, perplexity with "
@@ -167,15 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(run)
     run.set_defaults(func=cmd_run)
 
-    report = sub.add_parser("report", help="write report.md and plots from stored results",
-                            description="Turn OUT/results.jsonl into OUT/report.md and one "
-                                        "error-vs-latency PNG per dataset.")
+    report = sub.add_parser("report", help="write report.md, report.html and plots",
+                            description="Turn OUT/results.jsonl into OUT/report.md, the "
+                                        "self-contained OUT/report.html and per dataset "
+                                        "error-vs-latency and error-vs-path-cost PNGs.")
     report.add_argument("--title", default="xcbench report")
     report.add_argument("--recompute", action="store_true",
                         help="recompute the quality metrics from the raw outputs kept in "
                              "OUT/raw (no refitting)")
+    add_report_options(report)
     _add_common(report, data=False)
     report.set_defaults(func=cmd_report)
+    add_plot_parser(sub)
 
     lister = sub.add_parser("list", help="list registered methods or datasets")
     lister.add_argument("what", choices=["methods", "datasets"])

@@ -1,25 +1,40 @@
-"""Reports: pure functions of a result store (markdown tables and plots)."""
+"""Reports: pure functions of a result store (markdown and HTML tables, plots)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..results import ResultStore
-from .plot import dataset_families, error_vs_latency_plot, latency_vs_k_plot
+from .columns import select_columns
+from .plot import (dataset_families, error_vs_latency_plot, error_vs_path_cost_plot,
+                   latency_vs_k_plot, metric_plot)
 from .recompute import recompute_records
 from .table import markdown_report
 
-__all__ = ["markdown_report", "error_vs_latency_plot", "latency_vs_k_plot", "write_report"]
+__all__ = ["markdown_report", "error_vs_latency_plot", "error_vs_path_cost_plot",
+           "latency_vs_k_plot", "metric_plot", "write_report"]
+
+#: the plots of each dataset: (file name prefix, caption, plotting function)
+DATASET_PLOTS = [
+    ("error_vs_latency", "top-1 error vs single-example latency", error_vs_latency_plot),
+    ("error_vs_path_cost", "top-1 error vs path cost (vectors evaluated per prediction)",
+     error_vs_path_cost_plot),
+]
 
 
 def write_report(out, title: str = "xcbench report", command: str | None = None,
-                 recompute: bool = False) -> dict:
-    """Write ``report.md``, one ``error_vs_latency-<dataset>.png`` per dataset and one
-    ``latency_vs_k-<family>.png`` per dataset family (datasets of several sizes K) into ``out``.
+                 recompute: bool = False, columns: str | None = None,
+                 html: bool = True) -> dict:
+    """Write ``report.md`` (and ``report.html`` unless ``html`` is False), per dataset an
+    ``error_vs_latency-<dataset>.png`` and ``error_vs_path_cost-<dataset>.png`` and one
+    ``latency_vs_k-<family>.png`` per dataset family (datasets of several sizes K) into
+    ``out``; ``columns`` picks the table columns (see ``xcbench.report.columns``).
 
     With ``recompute`` the quality metrics and path costs are computed again from the raw
-    outputs in ``out/raw``. Returns {"markdown": path, "plots": [paths], "recomputed": n}.
-    Raises FileNotFoundError if there are no results.
+    outputs in ``out/raw``. Returns {"markdown": path, "html": path or None, "plots":
+    [paths], "recomputed": n}. Raises FileNotFoundError if there are no results and
+    ValueError for an unknown column name.
     """
+    select_columns(columns)  # a bad name fails before any work
     out = Path(out)
     store = ResultStore(out)
     records = store.latest()
@@ -28,13 +43,14 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
     recomputed = 0
     if recompute:
         records, recomputed = recompute_records(store, records)
-    plots, plot_names = [], {}
+    plots, captions = [], {}
     for dataset in sorted({r["dataset"] for r in records}):
-        path = out / f"error_vs_latency-{dataset}.png"
-        if error_vs_latency_plot([r for r in records if r["dataset"] == dataset], path,
-                                 title=f"{dataset}: top-1 error vs latency"):
-            plots.append(path)
-            plot_names[dataset] = path.name
+        ds_records = [r for r in records if r["dataset"] == dataset]
+        for prefix, caption, plot in DATASET_PLOTS:
+            path = out / f"{prefix}-{dataset}.png"
+            if plot(ds_records, path, title=f"{dataset}: {caption}"):
+                plots.append(path)
+                captions.setdefault(dataset, []).append((f"{caption} on {dataset}", path.name))
     family_plots = {}
     for family, names in dataset_families(records).items():
         path = out / f"latency_vs_k-{family}.png"
@@ -42,8 +58,15 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
                              title=f"{family}: single-example latency vs K"):
             plots.append(path)
             family_plots[family] = path.name
-    text = markdown_report(records, title=title, command=command, plot_names=plot_names,
-                           family_plots=family_plots)
+    text = markdown_report(records, title=title, command=command, plots=captions,
+                           family_plots=family_plots, columns=columns)
     md = out / "report.md"
     md.write_text(text, encoding="utf-8")
-    return {"markdown": md, "plots": plots, "recomputed": recomputed}
+    html_path = None
+    if html:
+        from .html import markdown_to_html
+
+        html_path = out / "report.html"
+        html_path.write_text(markdown_to_html(text, title=title, image_dir=out),
+                             encoding="utf-8")
+    return {"markdown": md, "html": html_path, "plots": plots, "recomputed": recomputed}

@@ -1,62 +1,59 @@
-"""Group run records into table rows: one per (dataset, method, params), over seeds."""
+"""Group run records into rows: one per (dataset, method, params, machine), over seeds."""
 from __future__ import annotations
 
 import json
 
 import numpy as np
 
-#: (column title, where the value lives, key, format) for each aggregated column
-COLUMNS = [
-    ("top-1 err %", "metrics", "top1_error", "pct"),
-    ("top-5 err %", "metrics", "top5_error", "pct"),
-    ("PPL", "metrics", "perplexity", "num"),
-    ("covered %", "metrics", "coverage", "pct"),
-    ("PPL smoothed", "metrics", "perplexity_smoothed", "num"),
-    ("size MB", "stats", "bytes", "mb"),
-    ("depth", "stats", "depth", "num"),
-    ("vectors/pred", "path_cost", "mean", "num"),
-    ("p50 ms", "summary", "latency_p50_ms", "ms"),
-    ("p99 ms", "summary", "latency_p99_ms", "ms"),
-    ("throughput /s", "summary", "throughput_per_s", "int"),
-    ("train s", "summary", "fit_seconds", "num"),
-    ("train ex/s", "summary", "train_examples_per_s", "int"),
-    ("fit peak RSS MB", "memory", "fit_peak_rss_bytes", "mb"),
-    ("model MB", "memory", "model_pickle_bytes", "mb"),
-]
+from .columns import COLUMNS
+from .machines import machine_labeller
+from .params import params_label  # noqa: F401 - re-exported for older imports
+
+#: the spread of single-example latency drawn as error bars (percentiles of all calls)
+LATENCY_SPREAD_PERCENTILES = (25, 75)
 
 
-def params_label(params: dict) -> str:
-    """Compact, stable text for a params dict (random_state left out)."""
-    items = sorted((k, v) for k, v in params.items() if k != "random_state")
-    return ", ".join(f"{k}={v}" for k, v in items) or "defaults"
-
-
-def _number(value):
+def _number(value) -> float:
     if value is None or isinstance(value, str):
         return np.nan if value in (None, "nan") else float(value)
     return float(value)
 
 
+def _mean_std(values: np.ndarray) -> tuple[float, float]:
+    finite = values[np.isfinite(values)]
+    if len(finite) == 0:  # all NaN, or an infinity (e.g. perplexity without coverage)
+        return (np.nan, np.nan) if np.isnan(values).all() else (float(values[0]), 0.0)
+    return float(finite.mean()), float(finite.std(ddof=1)) if len(finite) > 1 else 0.0
+
+
+def latency_spread(runs: list[dict]) -> tuple[float, float] | None:
+    """The 25th and 75th percentile (ms) of every timed single-example call of ``runs``
+    (``timings.latency_seconds``), or None when no run kept its calls."""
+    calls = [t for r in runs for t in ((r.get("timings") or {}).get("latency_seconds") or [])]
+    if not calls:
+        return None
+    lo, hi = np.percentile(np.asarray(calls, dtype=float) * 1e3, LATENCY_SPREAD_PERCENTILES)
+    return float(lo), float(hi)
+
+
 def group_rows(records: list[dict]) -> list[dict]:
-    """Rows of successful runs: identity, n_seeds, and per column (mean, std) over seeds."""
+    """Rows of successful runs, sorted: dataset, method, params, machine, n_seeds, values
+    {column name: (mean, std) over seeds in display units} and latency_spread."""
     groups: dict[tuple, list[dict]] = {}
+    machine_label = machine_labeller(records)
     for r in records:
         if r["status"] != "ok":
             continue
-        ident = (r["dataset"], r["method"], json.dumps(r["params"], sort_keys=True))
+        ident = (r["dataset"], r["method"], json.dumps(r["params"], sort_keys=True),
+                 machine_label(r))
         groups.setdefault(ident, []).append(r)
     rows = []
-    for (dataset, method, params), runs in sorted(groups.items()):
-        row = {"dataset": dataset, "method": method, "params": json.loads(params),
-               "n_seeds": len(runs), "values": {}}
-        for title, section, key, _ in COLUMNS:
-            vals = np.array([_number((r.get(section) or {}).get(key)) for r in runs])
-            finite = vals[np.isfinite(vals)]
-            if len(finite) == 0:
-                row["values"][title] = (np.nan, np.nan) if np.isnan(vals).all() else \
-                    (float(vals[0]), 0.0)
-            else:
-                row["values"][title] = (float(finite.mean()),
-                                        float(finite.std(ddof=1)) if len(finite) > 1 else 0.0)
-        rows.append(row)
+    for (dataset, method, params, machine), runs in sorted(groups.items()):
+        values = {}
+        for col in COLUMNS:
+            mean, std = _mean_std(np.array([_number(col.raw(r)) for r in runs]))
+            values[col.name] = (mean * col.scale, std * col.scale)
+        rows.append({"dataset": dataset, "method": method, "params": json.loads(params),
+                     "machine": machine, "n_seeds": len(runs), "values": values,
+                     "latency_spread": latency_spread(runs)})
     return rows

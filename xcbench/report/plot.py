@@ -1,13 +1,26 @@
-"""Plots of run results: test error against single-example latency, Pareto front marked."""
+"""Plots of run results: any two measured quantities, with error bars and the Pareto front,
+and single-example latency against the number of classes."""
 from __future__ import annotations
 
 import math
 
-from .aggregate import group_rows, params_label
+from .aggregate import LATENCY_SPREAD_PERCENTILES, group_rows
+from .axis_scale import apply_scale
+from .columns import get_column
+from .machines import short_machine_names
+from .params import params_label
+
+MARKERS = "osD^vP*X<>ph"
+
+#: what the error bars show, for captions
+ERROR_BARS = (f"error bars: single-example latency p{LATENCY_SPREAD_PERCENTILES[0]}-"
+              f"p{LATENCY_SPREAD_PERCENTILES[1]} over all timed calls; other quantities "
+              "± std over seeds (none for one seed)")
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of the points no other point beats on both coordinates (lower is better)."""
+    """Indices of the points no other point beats on both coordinates (lower is better),
+    in order of increasing first coordinate."""
     order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
     front, best = [], math.inf
     for i in order:
@@ -17,50 +30,146 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
     return front
 
 
-def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
-    """Save a PNG of top-1 error (%) vs p50 latency (ms, log scale); False if nothing to plot."""
+def row_label(row: dict, machine_names: dict | None = None) -> str:
+    """Legend text of a row: method (params), and its machine's name from
+    ``machine_names`` when given (plots that mix machines)."""
+    text = f"{row['method']} ({params_label(row['params'])})"
+    return f"{text}, {machine_names[row['machine']]}" if machine_names else text
+
+
+def _machine_names(rows: list[dict]) -> dict | None:
+    """Short machine names when ``rows`` mix machines, else None."""
+    labels = {r["machine"] for r in rows}
+    return short_machine_names(labels) if len(labels) > 1 else None
+
+
+def row_styles(rows: list[dict]) -> list[tuple[str, str]]:
+    """(colour, marker) per row: one colour per method, one marker per params of it."""
     import matplotlib
-    import matplotlib.ticker
+
+    methods = sorted({r["method"] for r in rows})
+    cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
+    seen: dict[str, int] = {}
+    styles = []
+    for row in rows:
+        n = seen.get(row["method"], 0)
+        seen[row["method"]] = n + 1
+        styles.append((cmap(methods.index(row["method"]) % cmap.N), MARKERS[n % len(MARKERS)]))
+    return styles
+
+
+def value_and_bar(row: dict, column) -> tuple[float, tuple[float, float] | None]:
+    """A row's value of ``column`` and its error bar (below, above): the latency spread
+    for p50, else ± std over seeds; None when there is no spread to show."""
+    value, std = row["values"][column.name]
+    if column.name == "p50" and row.get("latency_spread"):
+        lo, hi = row["latency_spread"]
+        return value, (max(value - lo, 0.0), max(hi - value, 0.0))
+    if row["n_seeds"] > 1 and std and math.isfinite(std):
+        return value, (std, std)
+    return value, None
+
+
+def _extent(values_and_bars) -> tuple[float, float]:
+    lows = [v - (b[0] if b else 0) for v, b in values_and_bars]
+    highs = [v + (b[1] if b else 0) for v, b in values_and_bars]
+    positive = [v for v in lows if v > 0]
+    low = min(lows)
+    if low <= 0 and positive and min(v for v, _ in values_and_bars) > 0:
+        low = min(positive)  # a bar reaching below zero must not force a linear axis
+    return low, max(highs)
+
+
+def metric_figure(records: list[dict], x: str, y: str, title: str = ""):
+    """A (figure, axes) of quantity ``y`` against ``x`` (column names of
+    ``xcbench.report.columns``): one point per method, params and machine with error bars,
+    the Pareto front drawn when both have a better direction, the Bayes error on error
+    axes; None if no row measured both."""
+    import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    xcol, ycol = get_column(x, "--x"), get_column(y, "--y")
     rows = [r for r in group_rows(records)
-            if all(math.isfinite(r["values"][c][0]) for c in ("p50 ms", "top-1 err %"))]
+            if all(math.isfinite(r["values"][c.name][0]) for c in (xcol, ycol))]
     if not rows:
-        return False
-    points = [(r["values"]["p50 ms"][0], 100 * r["values"]["top-1 err %"][0]) for r in rows]
-    front = pareto_front(points)
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    for i, (row, (x, y)) in enumerate(zip(rows, points)):
-        ax.scatter([x], [y], s=40, zorder=3, edgecolor="black" if i in front else "none",
-                   label=f"{row['method']} ({params_label(row['params'])})")
-    fx, fy = zip(*sorted(points[i] for i in front))
-    ax.step(fx, fy, where="post", color="grey", linestyle="--", zorder=2, label="Pareto front (outlined points)")
+        return None
+    names = _machine_names(rows)
+    xs = [value_and_bar(r, xcol) for r in rows]
+    ys = [value_and_bar(r, ycol) for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 4.8), dpi=120)
+    signs = [1 if c.better == "lower" else -1 for c in (xcol, ycol)]
+    front = set()
+    if xcol.better and ycol.better:
+        front_order = pareto_front([(signs[0] * xv, signs[1] * yv)
+                                    for (xv, _), (yv, _) in zip(xs, ys)])
+        front = set(front_order)
+        ax.step([xs[i][0] for i in front_order], [ys[i][0] for i in front_order],
+                where="post", color="black", linestyle="--", linewidth=1.2, alpha=0.7,
+                zorder=2, label="Pareto front (points outlined)")
+    for i, (row, (colour, marker)) in enumerate(zip(rows, row_styles(rows))):
+        (xv, xbar), (yv, ybar) = xs[i], ys[i]
+        ax.errorbar([xv], [yv], xerr=None if xbar is None else [[xbar[0]], [xbar[1]]],
+                    yerr=None if ybar is None else [[ybar[0]], [ybar[1]]], fmt=marker,
+                    color=colour, markersize=7, capsize=3, elinewidth=1, alpha=0.9,
+                    markeredgecolor="black" if i in front else colour,
+                    markeredgewidth=1.5 if i in front else 0.5, zorder=3,
+                    label=row_label(row, names))
     stats = records[0].get("dataset_stats") or {}
-    if stats.get("bayes_error") is not None:
-        ax.axhline(100 * stats["bayes_error"], color="red", linestyle=":", label="Bayes error")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no crowded labels
-    return _finish_plot(fig, ax, path, title, "single-example latency p50 (ms, log scale)",
-                        "top-1 test error (%)")
+    ylow, yhigh = _extent(ys)
+    if ycol.name == "top1_error" and stats.get("bayes_error") is not None:
+        bayes = 100 * stats["bayes_error"]
+        ax.axhline(bayes, color="red", linestyle=":", label="Bayes error")
+        ylow, yhigh = min(ylow, bayes), max(yhigh, bayes)
+    xscale = apply_scale(ax, "x", *_extent(xs), spans_decades=xcol.spans_decades)
+    yscale = apply_scale(ax, "y", ylow, yhigh, spans_decades=ycol.spans_decades)
+    label_axes(fig, ax, title, axis_label(xcol, xscale), axis_label(ycol, yscale))
+    return fig, ax
 
 
-def _finish_plot(fig, ax, path, title: str, xlabel: str, ylabel: str) -> bool:
-    """Label, grid and save a plot as PNG at ``path``; return True."""
-    import matplotlib.pyplot as plt
+def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> bool:
+    """Save ``metric_figure`` as a PNG at ``path``; False if there was nothing to plot."""
+    drawn = metric_figure(records, x, y, title)
+    if drawn is None:
+        return False
+    save_figure(drawn[0], path)
+    return True
 
+
+def axis_label(column, scale: str) -> str:
+    """Axis text: the column header, and ``log scale`` when it is one."""
+    return column.header + (" - log scale" if scale == "log" else "")
+
+
+def label_axes(fig, ax, title: str, xlabel: str, ylabel: str) -> None:
+    """Axis labels, title, grid, the legend beside the axes and the error-bar note."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    fig.savefig(path)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.text(0.01, 0.01, ERROR_BARS, fontsize=6, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+
+
+def save_figure(fig, path) -> None:
+    """Save ``fig`` as a PNG at ``path`` (legend included) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
-    return True
+
+
+def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
+    """Top-1 error (%) against p50 single-example latency (ms); see ``metric_plot``."""
+    return metric_plot(records, "p50", "top1_error", path, title)
+
+
+def error_vs_path_cost_plot(records: list[dict], path, title: str = "") -> bool:
+    """Top-1 error (%) against the vectors evaluated per prediction; see ``metric_plot``."""
+    return metric_plot(records, "path_cost", "top1_error", path, title)
 
 
 def dataset_families(records: list[dict]) -> dict[str, list[str]]:
@@ -80,28 +189,41 @@ def dataset_families(records: list[dict]) -> dict[str, list[str]]:
 
 
 def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
-    """Save a log-log PNG of p50 single-example latency (ms) against the number of classes
-    K, one line per method and params; False if no method has two points."""
+    """Save a PNG of p50 single-example latency (ms) against the number of classes K, one
+    line per method, params and machine, with the latency spread as error bars; False if
+    no line has two points."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    p50 = get_column("p50")
     n_classes = {r["dataset"]: (r.get("dataset_stats") or {}).get("n_classes") for r in records}
-    lines: dict[str, list[tuple[float, float]]] = {}
+    lines: dict[tuple, list] = {}
     for row in group_rows(records):
-        p50 = row["values"]["p50 ms"][0]
-        if math.isfinite(p50) and n_classes.get(row["dataset"]):
-            label = f"{row['method']} ({params_label(row['params'])})"
-            lines.setdefault(label, []).append((n_classes[row["dataset"]], p50))
-    lines = {label: sorted(points) for label, points in lines.items() if len(points) > 1}
+        if math.isfinite(row["values"]["p50"][0]) and n_classes.get(row["dataset"]):
+            key = (row["method"], params_label(row["params"]), row["machine"])
+            lines.setdefault(key, []).append((n_classes[row["dataset"]], row))
+    lines = {key: sorted(points, key=lambda p: p[0])
+             for key, points in sorted(lines.items()) if len(points) > 1}
     if not lines:
         return False
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    for label, points in sorted(lines.items()):
-        ks, ms = zip(*points)
-        ax.plot(ks, ms, marker="o", label=label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    return _finish_plot(fig, ax, path, title, "number of classes K (log scale)",
-                        "single-example latency p50 (ms, log scale)")
+    fig, ax = plt.subplots(figsize=(9, 4.8), dpi=120)
+    firsts = [points[0][1] for points in lines.values()]
+    names = _machine_names(firsts)
+    all_ms, all_ks = [], []
+    for points, (colour, marker) in zip(lines.values(), row_styles(firsts)):
+        ks = [k for k, _ in points]
+        bars = [value_and_bar(row, p50) for _, row in points]
+        ms = [v for v, _ in bars]
+        yerr = [[b[0] if b else 0 for _, b in bars], [b[1] if b else 0 for _, b in bars]]
+        ax.errorbar(ks, ms, yerr=yerr, marker=marker, color=colour, capsize=3,
+                    label=row_label(points[0][1], names))
+        all_ms += bars
+        all_ks += ks
+    xscale = apply_scale(ax, "x", min(all_ks), max(all_ks))
+    yscale = apply_scale(ax, "y", *_extent(all_ms), spans_decades=True)
+    label_axes(fig, ax, title, "number of classes K" + (" - log scale" if xscale == "log"
+                                                       else ""), axis_label(p50, yscale))
+    save_figure(fig, path)
+    return True

@@ -3,24 +3,20 @@ from __future__ import annotations
 
 import math
 
-from .aggregate import COLUMNS, group_rows, params_label
-
-
-def _fmt(value, std, kind, n_seeds):
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if math.isinf(value):
-        return "inf"
-    scale, fmt = {"pct": (100, "{:.2f}"), "mb": (1e-6, "{:.3g}"), "ms": (1, "{:.4g}"),
-                  "int": (1, "{:,.0f}"), "num": (1, "{:.4g}")}[kind]
-    text = fmt.format(value * scale)
-    if n_seeds > 1 and std:
-        text += " ± " + fmt.format(std * scale)
-    return text
+from .aggregate import group_rows
+from .columns import COLUMNS, select_columns
+from .machines import machine_labeller, machines, mixed_machines_notice, short_machine_names
+from .numbers import mean_pm_std, percent
+from .params import params_label, shown_params
 
 
 def _escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
 
 
 def dataset_header(records: list[dict]) -> list[str]:
@@ -34,71 +30,113 @@ def dataset_header(records: list[dict]) -> list[str]:
              f"K={st.get('n_classes')}; dataset version {r.get('dataset_version')}, "
              f"checksum `{r.get('dataset_checksum')}`."]
     if r.get("dataset_sources"):
+        sources = sorted(r["dataset_sources"].items())
         lines.append("Source files (SHA-256): " + ", ".join(
-            f"{role} `{digest[:16]}…`" for role, digest in sorted(r["dataset_sources"].items())) + ".")
+            f"{role} `{digest[:16]}…`" for role, digest in sources) + ".")
     if st.get("bayes_error") is not None:
         lines.append(f"Bayes error (the floor any classifier can reach): "
-                     f"{100 * st['bayes_error']:.2f}% ± {100 * st.get('bayes_error_se', 0):.2f}% "
+                     f"{percent(st['bayes_error'])} ± {percent(st.get('bayes_error_se', 0))} "
                      "(Monte Carlo standard error).")
     if st.get("note"):
         lines.append(str(st["note"]))
     return lines + [""]
 
 
-def markdown_report(records: list[dict], title="xcbench report", command=None,
-                    plot_names: dict | None = None, family_plots: dict | None = None) -> str:
-    """A markdown report: per dataset, one row per method and params, then failed runs.
+def _machine_lines(records: list[dict]) -> list[str]:
+    names = machines(records)
+    if len(names) > 1:
+        return [f"Machines: {'; '.join(names)} (each table says which measured what).", ""]
+    env = records[0].get("environment", {}) if records else {}
+    if not env:
+        return []
+    host = f"{env['host']}, " if env.get("host") else ""
+    return [f"Machine: {host}{env.get('cpu')} ({env.get('cpu_count')} CPUs), "
+            f"{env.get('threads')} thread(s) per run; Python {env.get('python')}, "
+            f"numpy {env.get('numpy')}, scikit-learn {env.get('sklearn')}, "
+            f"xcbench {env.get('xcbench')}.", ""]
 
-    Values are mean ± std over seeds; errors and coverage in percent, latency in ms per
-    single example, throughput in examples per second of batch prediction.
+
+def _columns_paragraph(columns) -> list[str]:
+    shown = "; ".join(f"{c.header}: {c.doc}" for c in columns)
+    hidden = [c.name for c in COLUMNS if c not in columns]
+    text = ("Columns: method; params (the stored values, or the method's current defaults "
+            f"when the run set none); seeds; {shown}. Mean ± std over seeds, three "
+            "significant digits; n/a where a method does not measure a quantity.")
+    if hidden:
+        text += (" More with `xcbench report --columns NAME,...` (or `--columns all`): "
+                 + ", ".join(f"`{n}`" for n in hidden) + ".")
+    return [text, ""]
+
+
+def _shown_columns(rows: list[dict], columns, drop_empty: bool):
+    """``columns``, less those no row has a value for when ``drop_empty``."""
+    if not drop_empty:
+        return columns
+    return [c for c in columns
+            if any(not math.isnan(r["values"][c.name][0]) for r in rows)] or columns
+
+
+def results_table(rows: list[dict], columns, with_machine: bool) -> list[str]:
+    """Markdown lines of one table: one line per row of ``group_rows``."""
+    head = ["method", "params"] + (["machine"] if with_machine else []) + ["seeds"]
+    body, short = [], short_machine_names({row["machine"] for row in rows})
+    for row in rows:
+        cells = [row["method"], shown_params(row["method"], row["params"])]
+        cells += [short[row["machine"]]] if with_machine else []
+        cells.append(str(row["n_seeds"]))
+        for c in columns:
+            mean, std = row["values"][c.name]
+            cells.append(mean_pm_std(mean, std if row["n_seeds"] > 1 else None))
+        body.append(cells)
+    return _table(head + [c.header for c in columns], body)
+
+
+def failed_table(records: list[dict]) -> list[str]:
+    """Markdown lines listing the runs of ``records`` that did not finish ok."""
+    failed = [r for r in records if r["status"] != "ok"]
+    if not failed:
+        return []
+    body = [[r["method"], params_label(r["params"]), str(r["seed"]), r["status"],
+             ((r.get("error") or "").strip().splitlines() or [""])[0]] for r in failed]
+    return ["", "Runs that did not finish:", ""] + _table(
+        ["method", "params", "seed", "status", "error"], body)
+
+
+def markdown_report(records: list[dict], title="xcbench report", command=None,
+                    plots: dict | None = None, family_plots: dict | None = None,
+                    columns: str | None = None) -> str:
+    """A markdown report: per dataset, one row per method, params and machine, then failed
+    runs and the dataset's plots (``plots``: {dataset: [(caption, file name)]}).
+
+    ``columns`` names the columns to show (comma-separated or ``all``, see
+    ``xcbench.report.columns``); by default a short set, less columns no row measured.
     """
-    plot_names = plot_names or {}
+    selected = select_columns(columns)
     lines = [f"# {title}", ""]
     # the commands that produced the records (in order), then the one writing the report
     commands = [c for c in dict.fromkeys([*(r.get("command") for r in records), command]) if c]
     if commands:
         lines += ["Generated by:", "", "```", *commands, "```", ""]
-    env = records[0].get("environment", {}) if records else {}
-    if env:
-        lines += [f"Machine: {env.get('cpu')} ({env.get('cpu_count')} CPUs), "
-                  f"{env.get('threads')} thread(s) per run; Python {env.get('python')}, "
-                  f"numpy {env.get('numpy')}, scikit-learn {env.get('sklearn')}, "
-                  f"xcbench {env.get('xcbench')}.", ""]
-    lines += ["Columns: test top-1/top-5 error; perplexity over the covered test examples and "
-              "the covered share (examples whose true label gets non-zero probability); "
-              "perplexity after epsilon smoothing; model size (as the method counts it); tree "
-              "depth; the path cost, i.e. the vectors evaluated per test prediction (decision "
-              "nodes + scored classes, mean over the test set, measured by `path_cost` after "
-              "the timed calls; n/a for methods that do not measure it); single-example "
-              "latency p50/p99 (one `predict_topk` call per example); batch throughput; "
-              "training wall time and training examples per second; peak resident memory of "
-              "the fitting process and the size of the fitted model's pickle. Mean ± std "
-              "over seeds. "
-              "A method that returns fewer than 5 labels counts as missing the rest, and one "
-              "with no probability model shows n/a for perplexity.", ""]
+    lines += _machine_lines(records)
+    lines += _columns_paragraph(selected)
     rows = group_rows(records)
     for dataset in sorted({r["dataset"] for r in records}):
         ds_records = [r for r in records if r["dataset"] == dataset]
+        ds_rows = [r for r in rows if r["dataset"] == dataset]
         lines += dataset_header(ds_records)
-        head = ["method", "params", "seeds"] + [c[0] for c in COLUMNS]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for row in (r for r in rows if r["dataset"] == dataset):
-            cells = [row["method"], params_label(row["params"]), str(row["n_seeds"])]
-            cells += [_fmt(*row["values"][title], kind, row["n_seeds"])
-                      for title, _, _, kind in COLUMNS]
-            lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
-        failed = [r for r in ds_records if r["status"] != "ok"]
-        if failed:
-            lines += ["", "Runs that did not finish:", "",
-                      "| method | params | seed | status | error |", "|---|---|---|---|---|"]
-            for r in failed:
-                first = (r.get("error") or "").strip().splitlines()[:1]
-                lines.append(f"| {r['method']} | {_escape(params_label(r['params']))} | "
-                             f"{r['seed']} | {r['status']} | {_escape(first[0] if first else '')} |")
-        if dataset in plot_names:
-            lines += ["", f"![top-1 error vs latency on {dataset}]({plot_names[dataset]})"]
+        notice = mixed_machines_notice([r for r in ds_records if r["status"] == "ok"],
+                                       machine_labeller(records))
+        if notice:
+            lines += [notice, ""]
+        if ds_rows:
+            lines += results_table(ds_rows, _shown_columns(ds_rows, selected, columns is None),
+                                   with_machine=notice is not None)
+        lines += failed_table(ds_records)
+        for caption, name in (plots or {}).get(dataset, []):
+            lines += ["", f"![{caption}]({name})"]
         lines.append("")
     for family, name in sorted((family_plots or {}).items()):
         lines += [f"## Latency vs number of classes: {family}", "",
                   f"![single-example latency vs K on {family}]({name})", ""]
     return "\n".join(lines)
+
