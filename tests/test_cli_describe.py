@@ -143,7 +143,7 @@ def test_progress_line_shows_effective_parameter_values():
     first = " ".join(f"{k}={value_text(defaults[k])}" for k in ("k", "depth", "alpha"))
     line = one_line(_record("st", {}))
     assert line.startswith(f"st {first} n_iter=")
-    assert "{}" not in line and " on synthetic-small seed 1: top-1 error 0.250" in line
+    assert "{}" not in line and " on synthetic-small seed 1: top-1 error 25.0%" in line
     assert one_line(_record("st", {"alpha": 0.1, "k": 7})).startswith(
         f"st alpha=0.1 k=7 depth={defaults['depth']} n_iter=")
     assert one_line(_record("softmax", {}, "error")) == ("softmax C=1 max_iter=100 "

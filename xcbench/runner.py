@@ -377,6 +377,7 @@ def one_line(record: dict) -> str:
     """A record as one line of progress output, naming the parameter values the run used
     (its params, then the method's defaults for the others)."""
     from .method_params import run_params_text
+    from .report.numbers import percent
 
     head = (f"{record['method']} {run_params_text(record['method'], record.get('params'))} "
             f"on {record['dataset']} seed {record['seed']}")
@@ -384,6 +385,6 @@ def one_line(record: dict) -> str:
         reason = next(iter((record.get("error") or "").splitlines()), "")
         return f"{head}: {record['status'].upper()} {reason}".rstrip()
     m, s = record["metrics"], record["summary"]
-    return (f"{head}: top-1 error {m['top1_error']:.3f}, fit {s['fit_seconds']:.1f} s, "
+    return (f"{head}: top-1 error {percent(m['top1_error'])}, fit {s['fit_seconds']:.1f} s, "
             f"p50 {s['latency_p50_ms']:.3f} ms")
 
