@@ -15,7 +15,7 @@ import xcbench
 
 METHODS = {"lomtree": {"passes": 2}, "recall_tree": {"passes": 2}}
 CASES = [("lomtree", {"passes": 2}), ("lomtree", {"passes": 2, "update": "vw"}),
-         ("recall_tree", {"passes": 2})]
+         ("recall_tree", {"passes": 2}), ("recall_tree", {"passes": 2, "update": "adagrad"})]
 
 
 def _sparse_problem(n, n_classes, n_features, seed=0):

@@ -79,3 +79,16 @@ def test_compact_candidate_store_is_skipped_when_larger_than_the_tables():
     assert tables._candidate_store_bytes() > tables.scorer_w_.nbytes + tables.path_w_.nbytes
     m = xcbench.make_method("recall_tree", **params).fit(X, y)
     assert m.cand_w_ is None and m.stats()["candidate_store"] == "hashed"
+
+
+def test_auto_passes_hold_out_a_tenth_and_stop_early():
+    ds, m = _fit()  # passes="auto", VW's update
+    assert 1 <= m.passes_done_ <= 80
+    _, fixed = _fit(passes=2)
+    assert fixed.passes_done_ == 2
+
+
+@pytest.mark.parametrize("update", ["vw", "adagrad"])
+def test_both_updates_learn(update):
+    ds, m = _fit(passes=4, update=update)
+    assert float((m.predict(ds.X_test) != ds.y_test).mean()) < 0.35

@@ -59,3 +59,12 @@ def test_outputs_do_not_depend_on_feature_scale_or_storage(loss):
     scaled = _train(X * np.array([1e-4, 10.0, 1.0, 3e3, 0.5]), targets, loss)
     assert np.allclose(base, scaled, rtol=1e-6, atol=1e-9)
     assert np.array_equal(base, _train(sp.csr_matrix(X), targets, loss))
+
+
+def test_a_confidently_wrong_logistic_output_takes_a_finite_step():
+    """z = y p far below 0: W(e^x) underflows to 0; the step is still the exact flow
+    (z + e^z grows by eta q, e^z negligible), not a division by zero."""
+    for p, eta, q in ((-900.0, 1.0, 0.5), (-50.0, 0.3, 2.0)):
+        u = invariant_step(LOGISTIC, p, 1.0, eta, q)
+        z1 = p + q * u
+        assert math.isfinite(u) and math.isclose(z1, p + eta * q, rel_tol=1e-12)

@@ -31,3 +31,14 @@ def input_bytes(n_samples: int, nnz: int) -> int:
     """Upper bound of the bytes ``kernel_input`` copies: int64 indices and float64 values of
     a CSR matrix, its row pointers, and a shuffled row order."""
     return 16 * int(nnz) + 16 * (int(n_samples) + 1)
+
+
+def csr_rows(indptr, indices, data, rows, dense):
+    """(indptr, indices, data) of the CSR rows ``rows`` of a ``kernel_input`` matrix (the
+    empty arrays back for a dense one)."""
+    if dense:
+        return indptr, indices, data
+    starts, lengths = indptr[rows], indptr[rows + 1] - indptr[rows]
+    new_ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    take = np.repeat(starts - new_ptr[:-1], lengths) + np.arange(new_ptr[-1])
+    return new_ptr, indices[take], data[take]

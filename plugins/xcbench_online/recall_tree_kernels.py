@@ -20,6 +20,8 @@ from xcbench.kernels import row_score
 from xcbench.tree import label_stats as ls
 from xcbench.tree.linear import adagrad_step, dot
 from xcbench.tree.topk import topk_of
+from xcbench.tree.vw_update import (LOGISTIC, MIN_GRADIENT, SQUARED, invariant_step, loss_grad,
+                                    row_move, row_rates, vw_step)
 from xcbench.tree.weights import slot
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -66,6 +68,47 @@ def _score_step(tables, y, node, n_nodes, node_only, target, layout, xscale, Xd,
     while m > 0:
         adagrad_step(wa_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data,
                      i, dense, g, lr, s, target, False)
+        if node_only:
+            break
+        m = (m - 1) // 2
+
+
+@_jit
+def _score_step_vw(tables, gd, y, node, n_nodes, node_only, target, layout, xscale, Xd,
+                   indptr, indices, data, i, dense, lr, loss):
+    """VW's update (``xcbench.tree.vw_update``) of the scorer of class y at ``node``: its
+    class row and path rows move together as one linear model, as VW's recall_tree trains
+    one learner on x and x crossed with the path."""
+    wt_s, wt_p = tables[1], tables[2]
+    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
+    s = score(wt_s[:, 0], wt_p[:, 0], y, node, n_nodes, node_only, layout, xscale, Xd, indptr,
+              indices, data, i, dense)
+    vw_loss = SQUARED if loss == 0 else LOGISTIC
+    g = loss_grad(vw_loss, s, target)
+    if abs(g) < MIN_GRADIENT:
+        return
+    gsq = g * g
+    norm_x, q = row_rates(wt_s, y, n_cols, mask_s, Xd, indptr, indices, data, i, dense, gsq)
+    m = node
+    while m > 0:
+        a, b = row_rates(wt_p, y * n_nodes + m, n_cols, mask_p, Xd, indptr, indices, data, i,
+                         dense, gsq)
+        norm_x += a
+        q += b
+        if node_only:
+            break
+        m = (m - 1) // 2
+    gd[0] += 1.0
+    gd[1] += norm_x
+    mult = math.sqrt(gd[0] / gd[1])
+    u = invariant_step(vw_loss, s, target, lr, q * mult)
+    if u == 0.0:
+        return
+    row_move(wt_s, y, n_cols, mask_s, Xd, indptr, indices, data, i, dense, mult * u)
+    m = node
+    while m > 0:
+        row_move(wt_p, y * n_nodes + m, n_cols, mask_p, Xd, indptr, indices, data, i, dense,
+                 mult * u)
         if node_only:
             break
         m = (m - 1) // 2
@@ -138,12 +181,13 @@ def _entropy_change(node, y, stats, S):
 @_jit
 def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, cand_n, topsum,
                tables, layout, xscale, Xd, indptr, indices, data, dense, bern, randomized,
-               node_only, lr, loss, max_depth, seed):
+               node_only, lr, loss, max_depth, seed, gd_r, gd_s):
     """One online pass over rows ``order[start:]`` (VW's learn, without progressive
     validation). Returns the position reached: ``len(order)``, or earlier when the label
     statistics need to grow first."""
     np.random.seed(seed)
     wa_r = tables[0]
+    vw = wa_r.shape[1] == 3  # (size, 3) tables: VW's update; (size, 2): AdaGrad
     total = stats[4]
     for t in range(start, order.shape[0]):
         if not ls.has_room(stats, max_depth + 3):
@@ -157,9 +201,13 @@ def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, c
                 _entropy_change(R, label, stats, S) else 1.0
             s = dot(wa_r[:, 0], c, layout[0], layout[1], xscale, Xd, indptr, indices, data, i,
                     dense)
-            g = _loss_grad(s, target, loss)
-            s = adagrad_step(wa_r, c, layout[0], layout[1], xscale, Xd, indptr, indices, data,
-                             i, dense, g, lr, s, target, False)
+            if vw:
+                s = vw_step(wa_r, gd_r, c, layout[0], layout[1], Xd, indptr, indices, data, i,
+                            dense, SQUARED if loss == 0 else LOGISTIC, s, target, lr)
+            else:
+                g = _loss_grad(s, target, loss)
+                s = adagrad_step(wa_r, c, layout[0], layout[1], xscale, Xd, indptr, indices,
+                                 data, i, dense, g, lr, s, target, False)
             if randomized:
                 go_right = np.random.random() < min(max(0.5 * (1.0 + 2.0 * s), 0.0), 1.0)
             else:
@@ -182,9 +230,13 @@ def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, c
         if in_cand:
             for q in range(cand_n[c]):
                 other = cand[c, q]
-                _score_step(tables, other, c, n_nodes, node_only,
-                            1.0 if other == label else -1.0, layout, xscale, Xd, indptr,
-                            indices, data, i, dense, lr, loss)
+                target = 1.0 if other == label else -1.0
+                if vw:
+                    _score_step_vw(tables, gd_s, other, c, n_nodes, node_only, target, layout,
+                                   xscale, Xd, indptr, indices, data, i, dense, lr, loss)
+                else:
+                    _score_step(tables, other, c, n_nodes, node_only, target, layout, xscale,
+                                Xd, indptr, indices, data, i, dense, lr, loss)
     return order.shape[0]
 
 

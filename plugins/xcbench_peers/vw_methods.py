@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.passes import PassSchedule
 
 from .optional import require
 from .text_features import feature_pairs_text
@@ -99,24 +100,19 @@ class _VWMethod(Method):
         lines = [f"{label + 1} {features}" for label, features in zip(y, vw_feature_strings(X))]
         self.vw_ = _workspace(self._args())
         rng = np.random.default_rng(self.random_state)
-        if self.settings_["holdout"]:
-            held = np.arange(len(lines)) % HOLDOUT_PERIOD == HOLDOUT_PERIOD - 1
-        else:
-            held = np.zeros(len(lines), dtype=bool)
-        self.settings_["holdout"] = bool(held.any())  # too few rows: no holdout
-        train, check = np.flatnonzero(~held), np.flatnonzero(held)
-        if not held.any():  # no holdout: check a sample of training rows for no-predictions
+        passes = self.settings_["passes"]
+        schedule = PassSchedule(len(lines), "auto" if self.settings_["holdout"] else passes,
+                                rng, max_passes=passes)
+        self.settings_["holdout"] = schedule.holdout is not None  # too few rows: no holdout
+        check = schedule.holdout
+        if check is None:  # no holdout: check a sample of training rows for no-predictions
             check = rng.permutation(len(lines))[:NO_PREDICTION_SAMPLE]
-        self.passes_run_, best, stale = 0, np.inf, 0
-        for _ in range(self.settings_["passes"]):
-            for i in rng.permutation(train):
+        for order in schedule:
+            for i in order:
                 self.vw_.learn(lines[i])
-            self.passes_run_ += 1
-            if held.any():
-                error = np.mean(self._top1([lines[i] for i in check]) != y[check])
-                best, stale = (error, 0) if error < best else (best, stale + 1)
-                if stale >= EARLY_TERMINATE:
-                    break
+            if schedule.holdout is not None:
+                schedule.report(np.mean(self._top1([lines[i] for i in check]) != y[check]))
+        self.passes_run_ = schedule.passes_done
         self.no_prediction_rows_ = int(np.sum(self._top1([lines[i] for i in check]) < 0))
         self.no_prediction_checked_ = int(len(check))
         return self

@@ -29,6 +29,9 @@ _jit = numba.njit(cache=True, nogil=True)
 SQUARED, ABSOLUTE, LOGISTIC = 0, 1, 2
 _TINY = 1.1754943508222875e-38  # VW floors x^2 at FLT_MIN
 _TAU = 0.5
+# gradients below this are treated as zero: their square would underflow the AdaGrad sum of a
+# fresh weight to 0 and make its rate 1 / sqrt(0)
+MIN_GRADIENT = 1e-100
 
 
 @_jit
@@ -46,7 +49,11 @@ def loss_grad(loss, p, y):
 
 @_jit
 def _w_of_exp(x):
-    """Lambert's W at e^x: the w > 0 with w + log(w) = x (Newton's method)."""
+    """Lambert's W at e^x: the w > 0 with w + log(w) = x (Newton's method). For x < -30,
+    W(e^x) = e^x to double precision (and may underflow to 0, where Newton would divide by
+    zero): a confidently wrong logistic output reaches this."""
+    if x < -30.0:
+        return math.exp(x)
     w = x - math.log(x) if x > 1.0 else math.exp(x)
     for _ in range(50):
         step = (w + math.log(w) - x) / (1.0 + 1.0 / w)
@@ -96,13 +103,11 @@ def _feature_rate(wt, s, x, gsq):
 
 
 @_jit
-def vw_step(wt, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense, loss, p, y, eta):
-    """One VW update of row ``row`` of a (size, 3) table toward label y from output p;
-    returns the output after the update."""
-    g = loss_grad(loss, p, y)
-    if g == 0.0:
-        return p
-    gsq = g * g
+def row_rates(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, gsq):
+    """Step 1 for every weight of row ``row`` on row i of X; returns (sum x^2 / s^2,
+    sum x^2 r) over them. A model whose output sums several rows (Recall Tree's scorers)
+    adds these over its rows, then moves each row with ``row_move``: the rows act as one
+    linear model over their concatenated features, as VW treats crossed features."""
     D = n_cols - 1
     norm_x, q = _feature_rate(wt, slot(row, D, n_cols, mask), 1.0, gsq)
     if dense:
@@ -119,14 +124,13 @@ def vw_step(wt, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense, loss
                 a, b = _feature_rate(wt, slot(row, indices[k], n_cols, mask), x, gsq)
                 norm_x += a
                 q += b
-    gd[0] += 1.0
-    gd[1] += norm_x
-    m = math.sqrt(gd[0] / gd[1])
-    q *= m
-    u = invariant_step(loss, p, y, eta, q)
-    if u == 0.0:
-        return p
-    step = m * u
+    return norm_x, q
+
+
+@_jit
+def row_move(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, step):
+    """Step 4 for every weight of row ``row``: w += step x r."""
+    D = n_cols - 1
     sb = slot(row, D, n_cols, mask)
     wt[sb, 0] += step / (math.sqrt(wt[sb, 1]) * wt[sb, 2])
     if dense:
@@ -141,6 +145,24 @@ def vw_step(wt, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense, loss
             if x != 0.0:
                 s = slot(row, indices[k], n_cols, mask)
                 wt[s, 0] += step * x / (math.sqrt(wt[s, 1]) * wt[s, 2])
+
+
+@_jit
+def vw_step(wt, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense, loss, p, y, eta):
+    """One VW update of row ``row`` of a (size, 3) table toward label y from output p;
+    returns the output after the update."""
+    g = loss_grad(loss, p, y)
+    if abs(g) < MIN_GRADIENT:
+        return p
+    norm_x, q = row_rates(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, g * g)
+    gd[0] += 1.0
+    gd[1] += norm_x
+    m = math.sqrt(gd[0] / gd[1])
+    q *= m
+    u = invariant_step(loss, p, y, eta, q)
+    if u == 0.0:
+        return p
+    row_move(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, m * u)
     return p + q * u
 
 
