@@ -1,0 +1,152 @@
+"""The Dask executor: each cell is one task on a ``dask.distributed`` cluster.
+
+Without a scheduler address it starts a ``LocalCluster`` on loopback (``workers`` processes
+with one thread each, so a worker runs one cell at a time). Each task runs the cell on its
+worker exactly as the local executor does (a forked child with the timeout and memory cap,
+the same thread limits) and sends back the measured sections and raw arrays; the client
+writes the records. A task is never retried: a cell whose worker dies becomes an ``error``
+record (the scheduler's ``allowed-failures`` is 0 on the local cluster, and ``retries=0`` on
+every task), and the other cells go on. Importing this module imports ``distributed``;
+nothing else in xcbench does.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+import uuid
+from datetime import datetime, timezone
+
+try:
+    import distributed
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError("--executor dask needs dask.distributed: pip install 'xcbench[dask]' "
+                      "(or pip install 'dask[distributed]')") from exc
+
+from .cell_job import CellOutcome, run_cell_job
+
+STATUS_TOPIC = "xcbench-cell-status"
+#: Dask settings for a cluster that runs xcbench cells: workers may fork (non-daemonic),
+#: a task whose worker dies is not retried, and a worker holds one task at a time (so a
+#: dying worker takes only its running cell with it)
+CLUSTER_CONFIG = {"distributed.worker.daemon": False,
+                  "distributed.scheduler.allowed-failures": 0,
+                  "distributed.scheduler.worker-saturation": 1.0}
+DEFAULT_WORKERS = 2
+
+
+def start_local_cluster(workers: int = DEFAULT_WORKERS) -> "distributed.LocalCluster":
+    """A loopback LocalCluster of ``workers`` single-threaded worker processes configured
+    for xcbench cells (see CLUSTER_CONFIG); no dashboard."""
+    import dask
+
+    with dask.config.set(CLUSTER_CONFIG):
+        return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                        processes=True, host="127.0.0.1",
+                                        dashboard_address=None)
+
+
+def _run_on_worker(job, job_id: str) -> CellOutcome:
+    """Run ``job`` on this worker, publishing its phase to the client about once a second."""
+    if job.options.isolate and mp.current_process().daemon:
+        return CellOutcome("error", "this Dask worker is a daemonic process, so it cannot fork "
+                                    "the cell's isolated child; start workers with "
+                                    "DASK_DISTRIBUTED__WORKER__DAEMON=False in their "
+                                    "environment (or `dask worker --no-nanny`)",
+                           _now(), 0.0, {"executor": "dask"}, job.memory_limit)
+    worker = distributed.get_worker()
+
+    def notify(phase, seconds):
+        worker.log_event(STATUS_TOPIC, {"id": job_id, "phase": phase, "seconds": seconds})
+
+    return run_cell_job(job, "dask", notify)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class DaskExecutor:
+    """Runs cells as tasks on a Dask cluster: the one at ``scheduler`` (``tcp://HOST:PORT``),
+    or a LocalCluster of ``workers`` processes started for the run."""
+
+    name = "dask"
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None):
+        if scheduler is not None and workers is not None:
+            raise ValueError("--workers starts a local cluster, --scheduler connects to a "
+                             "running one; give one of them")
+        if workers is not None and workers < 1:
+            raise ValueError(f"--workers {workers}: give at least 1 worker")
+        self.scheduler, self.workers = scheduler, workers or DEFAULT_WORKERS
+        self.cluster = self.client = None
+        self.parallel = 1
+
+    def __enter__(self):
+        if self.scheduler is None:
+            self.cluster = start_local_cluster(self.workers)
+            self.client = distributed.Client(self.cluster)
+        else:
+            try:
+                self.client = distributed.Client(self.scheduler, timeout="30s")
+            except OSError as exc:
+                raise ValueError(f"--scheduler {self.scheduler}: cannot connect ({exc}); "
+                                 "start one with `dask scheduler` and workers with "
+                                 "`dask worker ADDRESS`") from exc
+        self.parallel = max(1, sum(self.client.nthreads().values()))
+        return self
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        return False
+
+    def default_memory_limit(self, options) -> int | None:
+        """The memory limit of a cell when the options set none: on a local cluster this
+        machine's share divided among the workers; on a remote one None (each worker takes
+        its own machine's share)."""
+        if options.memory_limit or not options.isolate:
+            return options.memory_limit
+        if self.cluster is None:
+            return None
+        limit = options.effective_memory_limit()
+        return limit // self.workers if limit else None
+
+    def run(self, jobs, on_status=None):
+        """Submit every job, then yield (job, outcome) as each finishes; a task that fails
+        (its worker died, it was cancelled) yields an ``error`` outcome. Leaving early
+        (Ctrl-C) cancels the tasks not yet finished."""
+        run_id = uuid.uuid4().hex[:8]
+        jobs = {f"{run_id}-{i}": job for i, job in enumerate(jobs)}
+        if on_status is not None:
+            def handler(event):
+                message = event[1]
+                if message.get("id") in jobs:
+                    on_status(jobs[message["id"]], message["phase"], message["seconds"])
+
+            self.client.subscribe_topic(STATUS_TOPIC, handler)
+        submitted = time.perf_counter()
+        futures = {self.client.submit(_run_on_worker, job, job_id, key=f"xcbench-{job_id}",
+                                      pure=False, retries=0): job
+                   for job_id, job in jobs.items()}
+        try:
+            for future in distributed.as_completed(futures):
+                yield futures.pop(future), self._outcome(future, submitted)
+        finally:
+            if on_status is not None:
+                self.client.unsubscribe_topic(STATUS_TOPIC)
+            if futures:
+                self.client.cancel(list(futures))
+
+    @staticmethod
+    def _outcome(future, submitted: float) -> CellOutcome:
+        try:
+            return future.result()
+        except distributed.KilledWorker as exc:
+            text = (f"the Dask worker running this cell died ({exc}); the cell may have "
+                    "crashed or run out of memory on that machine")
+        except (Exception, distributed.CancelledError) as exc:  # noqa: BLE001
+            text = f"the Dask task of this cell failed: {type(exc).__name__}: {exc}"
+        return CellOutcome("error", text, _now(), time.perf_counter() - submitted,
+                           {"executor": "dask"}, None)
