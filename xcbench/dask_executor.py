@@ -11,6 +11,8 @@ nothing else in xcbench does.
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import multiprocessing as mp
 import time
 import uuid
@@ -32,17 +34,21 @@ CLUSTER_CONFIG = {"distributed.worker.daemon": False,
                   "distributed.scheduler.allowed-failures": 0,
                   "distributed.scheduler.worker-saturation": 1.0}
 DEFAULT_WORKERS = 2
+#: seconds between the client's checks for finished tasks and free workers
+POLL_SECONDS = 0.1
 
 
-def start_local_cluster(workers: int = DEFAULT_WORKERS) -> "distributed.LocalCluster":
+@contextlib.contextmanager
+def local_cluster(workers: int = DEFAULT_WORKERS):
     """A loopback LocalCluster of ``workers`` single-threaded worker processes configured
-    for xcbench cells (see CLUSTER_CONFIG); no dashboard."""
+    for xcbench cells (CLUSTER_CONFIG holds while it runs: its nannies read it again when
+    they restart a dead worker); no dashboard. Closed on leaving the block."""
     import dask
 
-    with dask.config.set(CLUSTER_CONFIG):
-        return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                        processes=True, host="127.0.0.1",
-                                        dashboard_address=None)
+    with dask.config.set(CLUSTER_CONFIG), \
+            distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                     host="127.0.0.1", dashboard_address=None) as cluster:
+        yield cluster
 
 
 def _run_on_worker(job, job_id: str) -> CellOutcome:
@@ -80,26 +86,29 @@ class DaskExecutor:
         self.scheduler, self.workers = scheduler, workers or DEFAULT_WORKERS
         self.cluster = self.client = None
         self.parallel = 1
+        self._stack = contextlib.ExitStack()
 
     def __enter__(self):
-        if self.scheduler is None:
-            self.cluster = start_local_cluster(self.workers)
-            self.client = distributed.Client(self.cluster)
-        else:
-            try:
-                self.client = distributed.Client(self.scheduler, timeout="30s")
-            except OSError as exc:
-                raise ValueError(f"--scheduler {self.scheduler}: cannot connect ({exc}); "
-                                 "start one with `dask scheduler` and workers with "
-                                 "`dask worker ADDRESS`") from exc
-        self.parallel = max(1, sum(self.client.nthreads().values()))
+        with self._stack as stack:
+            if self.scheduler is None:
+                self.cluster = stack.enter_context(local_cluster(self.workers))
+                self.client = stack.enter_context(distributed.Client(self.cluster))
+            else:
+                self.client = stack.enter_context(self._connect())
+            self.parallel = max(1, sum(self.client.nthreads().values()))
+            self._stack = stack.pop_all()
         return self
 
+    def _connect(self):
+        try:
+            return distributed.Client(self.scheduler, timeout="30s")
+        except OSError as exc:
+            raise ValueError(f"--scheduler {self.scheduler}: cannot connect ({exc}); start "
+                             "one with `dask scheduler` and workers with `dask worker "
+                             "ADDRESS`") from exc
+
     def __exit__(self, *exc):
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+        self._stack.close()
         return False
 
     def default_memory_limit(self, options) -> int | None:
@@ -114,9 +123,10 @@ class DaskExecutor:
         return limit // self.workers if limit else None
 
     def run(self, jobs, on_status=None):
-        """Submit every job, then yield (job, outcome) as each finishes; a task that fails
-        (its worker died, it was cancelled) yields an ``error`` outcome. Leaving early
-        (Ctrl-C) cancels the tasks not yet finished."""
+        """Yield (job, outcome) as each job finishes; a task that fails (its worker died, it
+        was cancelled) yields an ``error`` outcome. At most one task per worker thread is
+        in the cluster at a time, so no cell waits on a worker behind another (and dies with
+        it); leaving early (Ctrl-C) cancels the tasks not yet finished."""
         run_id = uuid.uuid4().hex[:8]
         jobs = {f"{run_id}-{i}": job for i, job in enumerate(jobs)}
         if on_status is not None:
@@ -126,18 +136,31 @@ class DaskExecutor:
                     on_status(jobs[message["id"]], message["phase"], message["seconds"])
 
             self.client.subscribe_topic(STATUS_TOPIC, handler)
-        submitted = time.perf_counter()
-        futures = {self.client.submit(_run_on_worker, job, job_id, key=f"xcbench-{job_id}",
-                                      pure=False, retries=0): job
-                   for job_id, job in jobs.items()}
+        queue, running = collections.deque(jobs.items()), {}
+        finished = distributed.as_completed()
         try:
-            for future in distributed.as_completed(futures):
-                yield futures.pop(future), self._outcome(future, submitted)
+            while queue or running:
+                for _ in range(min(len(queue), self._free_threads(len(running)))):
+                    job_id, job = queue.popleft()
+                    future = self.client.submit(_run_on_worker, job, job_id, pure=False,
+                                                key=f"xcbench-{job_id}", retries=0)
+                    running[future] = job, time.perf_counter()
+                    finished.add(future)
+                if not finished.has_ready():
+                    time.sleep(POLL_SECONDS)
+                    continue
+                for future in finished.next_batch(block=False):
+                    job, submitted = running.pop(future)
+                    yield job, self._outcome(future, submitted)
         finally:
             if on_status is not None:
                 self.client.unsubscribe_topic(STATUS_TOPIC)
-            if futures:
-                self.client.cancel(list(futures))
+            if running:
+                self.client.cancel(list(running))
+
+    def _free_threads(self, in_flight: int) -> int:
+        """Worker threads of the cluster now, minus the tasks in flight (at least 0)."""
+        return max(0, sum(self.client.nthreads().values()) - in_flight)
 
     @staticmethod
     def _outcome(future, submitted: float) -> CellOutcome:

@@ -48,6 +48,8 @@ def make_executor(name: str = "local", scheduler: str | None = None, workers: in
             raise ValueError("--scheduler and --workers apply to --executor dask only; add "
                              "--executor dask or drop them")
         return LocalExecutor()
-    from .dask_executor import DaskExecutor
-
+    try:
+        from .dask_executor import DaskExecutor
+    except ImportError as exc:
+        raise ValueError(str(exc)) from exc
     return DaskExecutor(scheduler=scheduler, workers=workers)
