@@ -9,6 +9,7 @@ none finished yet), never an extrapolation from the first cell alone.
 from __future__ import annotations
 
 import multiprocessing as mp
+import threading
 from collections import defaultdict
 
 PHASES = ("loading", "fitting", "measuring")
@@ -83,12 +84,15 @@ def format_eta(seconds: float | None) -> str:
 
 class RunProgress:
     """The progress bar of a run: cells done, what is running and in which phase, and the
-    time left (see :func:`estimate_remaining`)."""
+    time left (see :func:`estimate_remaining`). Safe to update from several threads (a Dask
+    client reports phases from its event loop)."""
 
     def __init__(self, total: int, parallel: int = 1, enabled: bool = True):
         from tqdm.auto import tqdm
 
         self.parallel = parallel
+        self._lock = threading.Lock()
+        self._done: set[str] = set()
         self._finished: dict[str, list[float]] = defaultdict(list)
         self._pending: list[str] = []
         self._running: dict[str, str] = {}
@@ -99,32 +103,39 @@ class RunProgress:
 
     def planned(self, method: str) -> None:
         """A cell of ``method`` will run."""
-        self._pending.append(method)
+        with self._lock:
+            self._pending.append(method)
 
     def skipped(self) -> None:
         """A cell whose records are all stored already (resume)."""
-        self._bar.update(1)
+        with self._lock:
+            self._bar.update(1)
 
     def status(self, label: str, text: str) -> None:
         """Show what the running cell ``label`` is doing (a phase, seconds spent); an empty
-        ``text`` removes it."""
-        if text:
-            self._running[label] = text
-        else:
-            self._running.pop(label, None)
-        self._refresh()
+        ``text`` removes it. Ignored for a cell already finished (a late report)."""
+        with self._lock:
+            if label in self._done:
+                return
+            if text:
+                self._running[label] = text
+            else:
+                self._running.pop(label, None)
+            self._refresh()
 
     def finished(self, label: str, method: str, seconds: float, lines=()) -> None:
         """Cell ``label`` of ``method`` finished after ``seconds``; print ``lines``."""
-        self._running.pop(label, None)
-        if method in self._pending:
-            self._pending.remove(method)
-        self._finished[method].append(seconds)
-        if self.enabled:
-            for line in lines:
-                self._write(line)
-        self._bar.update(1)
-        self._refresh()
+        with self._lock:
+            self._done.add(label)
+            self._running.pop(label, None)
+            if method in self._pending:
+                self._pending.remove(method)
+            self._finished[method].append(seconds)
+            if self.enabled:
+                for line in lines:
+                    self._write(line)
+            self._bar.update(1)
+            self._refresh()
 
     def eta(self) -> str:
         """The current estimate of the time left, formatted."""
