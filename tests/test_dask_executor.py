@@ -126,6 +126,7 @@ def test_a_killed_worker_is_its_cells_error_and_the_rest_go_on(tmp_path, schedul
                       ("prior", None, 0): "ok"}
     killed = next(r for r in outcome.records if r["status"] == "error")
     assert "worker running this cell died" in killed["error"]
+    assert killed["environment"]["host"] == "127.0.0.1"  # the worker's address
     assert len(ResultStore(tmp_path).records()) == 3
 
 
@@ -144,16 +145,19 @@ def test_resume_runs_exactly_the_missing_cells_across_executors(tmp_path, schedu
     assert len(ResultStore(tmp_path).records()) == 4
 
 
-def test_a_dataset_checksum_mismatch_on_the_worker_is_an_error(scheduler):
+def test_a_dataset_or_version_mismatch_on_the_worker_is_an_error(scheduler):
     from xcbench.cell_job import CellJob, cached_dataset
+    from xcbench.dask_executor import _run_on_worker
     from xcbench.plan import Cell
 
+    cell = Cell("softmax", (), "synthetic-small", 0)
     checksum = cached_dataset("synthetic-small", None).checksum
-    job = CellJob(Cell("softmax", (), "synthetic-small", 0), None, "not-the-checksum", FAST,
-                  None)
+    other_data = CellJob(cell, None, "not-the-checksum", FAST, None)
+    other_version = CellJob(cell, None, checksum, FAST, None, client_version="0.0-other")
     with distributed.Client(scheduler) as client:
-        from xcbench.dask_executor import _run_on_worker
-
-        result = client.submit(_run_on_worker, job, "mismatch", pure=False).result()
-    assert result.status == "error"
-    assert "not-the-checksum" in result.payload and checksum in result.payload
+        data, version = client.gather([client.submit(_run_on_worker, job, name, pure=False)
+                                       for name, job in [("data", other_data),
+                                                         ("version", other_version)]])
+    assert data.status == version.status == "error"
+    assert "not-the-checksum" in data.payload and checksum in data.payload
+    assert "0.0-other" in version.payload and xcbench.__version__ in version.payload

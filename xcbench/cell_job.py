@@ -13,19 +13,22 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 
+from . import __version__
 from .plan import Cell
 
 
 @dataclass
 class CellJob:
     """A cell to run: the cell, where its dataset is, the dataset checksum the client saw,
-    the run options and the memory limit (None: the running machine's default share)."""
+    the run options, the memory limit (None: the running machine's default share) and the
+    client's xcbench version (part of every record key)."""
 
     cell: Cell
     data_dir: str | None
     checksum: str
     options: object  # RunOptions
     memory_limit: int | None
+    client_version: str = __version__
 
     @property
     def label(self) -> str:
@@ -115,6 +118,10 @@ def run_cell_job(job: CellJob, executor: str = "local", notify=None) -> CellOutc
         board.set("")
         return CellOutcome(status, payload, started, time.perf_counter() - t0, env, memory_limit)
 
+    if job.client_version != __version__:
+        return outcome("error", f"host {env['host']} runs xcbench {__version__}, the client "
+                                f"{job.client_version}; install the same xcbench on every "
+                                "machine")
     try:
         dataset = cached_dataset(job.cell.dataset, job.data_dir)
     except Exception as exc:  # noqa: BLE001 - a dataset that fails here fails its cell

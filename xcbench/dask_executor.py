@@ -28,9 +28,11 @@ from .cell_job import CellOutcome, run_cell_job
 
 STATUS_TOPIC = "xcbench-cell-status"
 #: Dask settings for a cluster that runs xcbench cells: workers may fork (non-daemonic),
-#: a task whose worker dies is not retried, and a worker holds one task at a time (so a
-#: dying worker takes only its running cell with it)
+#: start with this process's environment (Dask's default sets OMP/MKL/OpenBLAS thread counts
+#: and malloc trimming; the cell sets its own thread limits, as a local run does), a task
+#: whose worker dies is not retried, and a worker holds one task at a time
 CLUSTER_CONFIG = {"distributed.worker.daemon": False,
+                  "distributed.nanny.pre-spawn-environ": {},
                   "distributed.scheduler.allowed-failures": 0,
                   "distributed.scheduler.worker-saturation": 1.0}
 DEFAULT_WORKERS = 2
@@ -164,12 +166,14 @@ class DaskExecutor:
 
     @staticmethod
     def _outcome(future, submitted: float) -> CellOutcome:
+        environment = {"executor": "dask"}
         try:
             return future.result()
         except distributed.KilledWorker as exc:
+            environment["host"] = getattr(getattr(exc, "last_worker", None), "host", None)
             text = (f"the Dask worker running this cell died ({exc}); the cell may have "
                     "crashed or run out of memory on that machine")
         except (Exception, distributed.CancelledError) as exc:  # noqa: BLE001
             text = f"the Dask task of this cell failed: {type(exc).__name__}: {exc}"
         return CellOutcome("error", text, _now(), time.perf_counter() - submitted,
-                           {"executor": "dask"}, None)
+                           environment, None)
