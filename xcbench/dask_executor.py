@@ -66,7 +66,9 @@ def _run_on_worker(job, job_id: str) -> CellOutcome:
     def notify(phase, seconds):
         worker.log_event(STATUS_TOPIC, {"id": job_id, "phase": phase, "seconds": seconds})
 
-    return run_cell_job(job, "dask", notify)
+    outcome = run_cell_job(job, "dask", notify)
+    outcome.environment = {**outcome.environment, "worker": worker.address}
+    return outcome
 
 
 def _now() -> str:
@@ -89,6 +91,7 @@ class DaskExecutor:
         self.cluster = self.client = None
         self.parallel = 1
         self._stack = contextlib.ExitStack()
+        self._machines: dict[str, dict] = {}  # worker host address -> environment seen there
 
     def __enter__(self):
         with self._stack as stack:
@@ -164,13 +167,21 @@ class DaskExecutor:
         """Worker threads of the cluster now, minus the tasks in flight (at least 0)."""
         return max(0, sum(self.client.nthreads().values()) - in_flight)
 
-    @staticmethod
-    def _outcome(future, submitted: float) -> CellOutcome:
+    def _outcome(self, future, submitted: float) -> CellOutcome:
+        """The outcome of a finished task; for a task that failed, an ``error`` outcome
+        whose environment is that of the last cell measured on the same machine (if any)."""
         environment = {"executor": "dask"}
         try:
-            return future.result()
+            outcome = future.result()
+            worker = outcome.environment.get("worker")
+            if worker:
+                self._machines[distributed.comm.get_address_host(worker)] = outcome.environment
+            return outcome
         except distributed.KilledWorker as exc:
-            environment["host"] = getattr(getattr(exc, "last_worker", None), "host", None)
+            worker = getattr(exc, "last_worker", None)
+            if worker is not None:
+                environment = {**self._machines.get(worker.host, environment),
+                               "worker": worker.address}
             text = (f"the Dask worker running this cell died ({exc}); the cell may have "
                     "crashed or run out of memory on that machine")
         except (Exception, distributed.CancelledError) as exc:  # noqa: BLE001
