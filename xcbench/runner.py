@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
+from .cell_job import CellJob
 from .data import get_dataset_spec
 from .isolation import error_text, memory_error_text, run_in_child
 from .measure import batch_throughput, latency_summary, single_example_latency, time_call
@@ -28,11 +29,11 @@ from .memory import default_memory_limit, format_gb, peak_rss, reset_peak_rss, r
 from .metrics import DEFAULT_SMOOTHING_EPSILON, path_cost_summary, quality_metrics
 from .validate import (check_log_proba_output, check_path_cost_output,
                             check_support_output, check_topk_output)
-from .cell_job import CellJob
 from .plan import Cell, cell_method_params, expand_plan, validate_cells
 from .plugins import get_method_spec
 from .progress import report_phase
-from .results import KEYED_OPTIONS, RESULTS_FILE, ResultStore, build_record, encode_record, run_key
+from .results import (KEYED_OPTIONS, RESULTS_FILE, ResultStore, build_record, encode_record,
+                      run_key)
 
 __all__ = ["Cell", "RunOptions", "expand_plan", "measure_cell", "run_plan", "execute_plan",
            "PlanOutcome"]
