@@ -61,7 +61,8 @@ def cmd_run(args) -> int:
     outcome = execute_plan(methods, datasets, seeds, out=args.out,
                            param_overrides=parse_param_overrides(args.param), options=options,
                            resume=args.resume, data_dir=args.data_dir,
-                           progress=not args.quiet, command=command)
+                           progress=not args.quiet, command=command, executor=args.executor,
+                           scheduler=args.scheduler, workers=args.workers)
     records = outcome.records
     failed = outcome.failed()
     print(run_summary(records, outcome.reused))
@@ -165,6 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip cells that already have a record in OUT (re-run only missing)")
     run.add_argument("--in-process", action="store_true",
                      help="run cells in this process (no isolation, no timeout; for debugging)")
+    run.add_argument("--executor", choices=["local", "dask"], default="local",
+                     help="who runs the cells: local (default; one at a time here) or dask "
+                          "(tasks on a Dask cluster; needs xcbench[dask])")
+    run.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                     help="with --executor dask: the scheduler of a running cluster (default: "
+                          "start a local cluster)")
+    run.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="with --executor dask and no --scheduler: worker processes of the "
+                          "local cluster, one cell at a time each (default 2)")
     run.add_argument("--no-report", action="store_true", help="do not write the report")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     _add_common(run)

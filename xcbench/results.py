@@ -13,6 +13,7 @@ import json
 import math
 import os
 import platform
+import socket
 import warnings
 from pathlib import Path
 
@@ -107,7 +108,8 @@ def _git_commit() -> str | None:
 
 
 def environment(threads: int) -> dict:
-    """Versions, CPU and thread count of this process, for the record."""
+    """Versions, host name, CPU and thread count of this process, for the record (computed
+    where the cell is measured, so ``host`` and ``cpu`` name the measuring machine)."""
     import scipy
     import sklearn
 
@@ -125,7 +127,8 @@ def environment(threads: int) -> dict:
     return {"xcbench": __version__, "git_commit": _git_commit(),
             "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
-            "platform": platform.platform(), "machine": platform.machine(), "cpu": cpu,
+            "platform": platform.platform(), "machine": platform.machine(),
+            "host": socket.gethostname(), "cpu": cpu,
             "cpu_count": os.cpu_count(), "threads": threads}
 
 

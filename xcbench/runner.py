@@ -1,7 +1,8 @@
 """Runs the cells of a plan, each in its own process, and stores one record per measurement.
 
-Each cell runs in a forked child with a timeout and a memory cap (see ``isolation``); the
-parent appends the records of a finished cell in one write (status ``ok``, ``timeout``,
+An executor (``executors``: one cell at a time here, or tasks on a Dask cluster) runs each
+cell in a forked child with a timeout and a memory cap (see ``isolation``); this process
+appends the records of a finished cell in one write (status ``ok``, ``timeout``,
 ``error`` or ``refused``), with the raw outputs beside them. An interrupted runner writes no
 record for the cell it was running, so ``resume=True`` re-runs exactly the missing ones.
 """
@@ -12,17 +13,15 @@ import os
 import pickle
 import signal
 import threading
-import time
 import warnings
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
-from .data import data_dir as resolve_data_dir
+from .cell_job import CellJob
 from .data import get_dataset_spec
 from .isolation import error_text, memory_error_text, run_in_child
 from .measure import batch_throughput, latency_summary, single_example_latency, time_call
@@ -32,8 +31,9 @@ from .validate import (check_log_proba_output, check_path_cost_output,
                             check_support_output, check_topk_output)
 from .plan import Cell, cell_method_params, expand_plan, validate_cells
 from .plugins import get_method_spec
+from .progress import report_phase
 from .results import (KEYED_OPTIONS, RESULTS_FILE, ResultStore, build_record, encode_record,
-                      environment, run_key)
+                      run_key)
 
 __all__ = ["Cell", "RunOptions", "expand_plan", "measure_cell", "run_plan", "execute_plan",
            "PlanOutcome"]
@@ -107,6 +107,7 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         method = spec.make(**params)
+        report_phase("fitting")
         reset = reset_peak_rss()
         before = rss()
         with threadpool_limits(limits=fit_threads):
@@ -116,6 +117,7 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
                   "fit_peak_rss_bytes": peak_rss() if reset else None,
                   "model_pickle_bytes": _pickled_size(method)}
         results = []
+        report_phase("measuring")
         for query in cell.queries:
             method.set_params(**dict(query))
             with threadpool_limits(limits=options.threads):
@@ -262,73 +264,95 @@ class PlanOutcome:
 
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
              options: RunOptions | None = None, resume=False, data_dir=None, progress=True,
-             command: str | None = None) -> list[dict]:
+             command: str | None = None, **executor) -> list[dict]:
     """Run every cell of the plan, append one record per measurement to ``out``; return
     the new records (see :func:`execute_plan`)."""
     return execute_plan(methods, datasets, seeds, out, param_overrides, options, resume,
-                        data_dir, progress, command).records
+                        data_dir, progress, command, **executor).records
 
 
 def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
                  options: RunOptions | None = None, resume=False, data_dir=None,
-                 progress=True, command: str | None = None) -> PlanOutcome:
+                 progress=True, command: str | None = None, executor: str = "local",
+                 scheduler: str | None = None, workers: int | None = None) -> PlanOutcome:
     """Run every cell of the plan; return a PlanOutcome.
 
     Everything that can be checked is checked before any cell runs: the output folder, the
-    plan, every method's parameter values and the dataset names. With ``resume=True``
-    measurements already stored (any status) are not repeated; a cell stored in part is
-    re-run and only its missing records are added. ``command`` is stored in each record.
+    plan, every method's parameter values, the dataset names and the executor options. With
+    ``resume=True`` measurements already stored (any status) are not repeated; a cell stored
+    in part is re-run and only its missing records are added. ``command`` is stored in each
+    record. ``executor`` is ``local`` (one cell at a time here) or ``dask`` (a LocalCluster of
+    ``workers`` processes, or the cluster whose scheduler is at ``scheduler``); either way
+    the records are appended here, one cell at a time, as cells finish.
     """
-    from tqdm.auto import tqdm
+    from .cell_job import cached_dataset, dataset_facts
+    from .executors import make_executor
+    from .progress import RunProgress
 
     options = options or RunOptions()
     cells = expand_plan(methods, datasets, seeds, param_overrides)
     validate_cells(cells)
-    for name in dict.fromkeys(datasets):
-        get_dataset_spec(name)
+    dataset_specs = {name: get_dataset_spec(name) for name in dict.fromkeys(datasets)}
     out = check_out_dir(out)
+    runner = make_executor(executor, scheduler, workers)
     store = ResultStore(out)
     stored = {r["key"]: r for r in store.records()} if resume else {}
-    env = environment(options.threads)
-    memory_limit = options.effective_memory_limit() if options.isolate else options.memory_limit
-    outcome = PlanOutcome([], [])
-    bar = tqdm(total=len(cells), desc="xcbench run", unit="run", disable=not progress)
-    with sigterm_as_interrupt():
-        for dataset_name in dict.fromkeys(c.dataset for c in cells):
-            bar.set_postfix_str(f"loading {dataset_name}")
-            dataset_spec = get_dataset_spec(dataset_name)
-            dataset = dataset_spec.load(resolve_data_dir(data_dir))
-            for cell in [c for c in cells if c.dataset == dataset_name]:
-                keys = [run_key(cell.method, p, cell.dataset, dataset.checksum, cell.seed,
-                                __version__, options.keyed()) for p in cell.run_params()]
-                outcome.reused += [stored[k] for k in keys if k in stored]
-                if all(key in stored for key in keys):
-                    bar.update(1)
-                    continue
-                label = f"{cell.method} on {dataset_name} seed {cell.seed}"
-                bar.set_postfix_str(label)
-                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                t0 = time.perf_counter()
-                status, payload = _run_cell(
-                    cell, dataset, options, memory_limit,
-                    on_wait=lambda s: bar.set_postfix_str(f"{label}, {s:.0f} s", refresh=True))
-                common = dict(method=cell.method, spec=get_method_spec(cell.method),
-                              dataset=dataset, dataset_name=dataset_name,
-                              dataset_description=dataset_spec.description, seed=cell.seed,
-                              started_at=started, wall_seconds=time.perf_counter() - t0,
-                              environment=env, command=command,
-                              options={**options.keyed(), "timeout": options.timeout,
-                                       "memory_limit": memory_limit})
-                new = _cell_records(store, cell, keys, status, payload, common, options,
-                                    skip=stored)
-                store.append_many(new)
-                outcome.records += new
-                if progress:
-                    for record in new:
-                        tqdm.write(one_line(record))
-                bar.update(1)
-    bar.close()
+    outcome, facts = PlanOutcome([], []), {}
+    with sigterm_as_interrupt(), runner:
+        memory_limit = runner.default_memory_limit(options)
+        bar = RunProgress(len(cells), runner.parallel, enabled=progress)
+
+        def jobs():
+            for name in dataset_specs:
+                bar.status("data", f"loading {name}")
+                dataset = cached_dataset(name, data_dir)
+                facts[name] = dataset_facts(dataset)
+                bar.status("data", "")
+                for cell in [c for c in cells if c.dataset == name]:
+                    keys = _cell_keys(cell, dataset.checksum, options)
+                    outcome.reused += [stored[k] for k in keys if k in stored]
+                    if all(key in stored for key in keys):
+                        bar.skipped()
+                        continue
+                    bar.planned(cell.method)
+                    yield CellJob(cell, data_dir, dataset.checksum, options, memory_limit)
+
+        def on_status(job, phase, seconds):
+            bar.status(job.label, f"{phase} {seconds:.0f} s")
+
+        try:
+            with contextlib.closing(runner.run(jobs(), on_status)) as finished:
+                for job, result in finished:
+                    new = _outcome_records(store, job, result, facts, dataset_specs, stored,
+                                           command)
+                    store.append_many(new)
+                    outcome.records += new
+                    bar.finished(job.label, job.cell.method, result.wall_seconds,
+                                 [one_line(r) for r in new])
+        finally:
+            bar.close()
     return outcome
+
+
+def _cell_keys(cell: Cell, checksum: str, options: RunOptions) -> list[str]:
+    """The record key of each measurement of ``cell`` (independent of the executor)."""
+    return [run_key(cell.method, p, cell.dataset, checksum, cell.seed, __version__,
+                    options.keyed()) for p in cell.run_params()]
+
+
+def _outcome_records(store, job, result, facts, dataset_specs, stored, command) -> list[dict]:
+    """The records of a finished job (see :func:`_cell_records`), its raw outputs written."""
+    cell, options = job.cell, job.options
+    memory_limit = result.memory_limit if result.memory_limit is not None else job.memory_limit
+    common = dict(method=cell.method, spec=get_method_spec(cell.method),
+                  dataset=facts[cell.dataset], dataset_name=cell.dataset,
+                  dataset_description=dataset_specs[cell.dataset].description, seed=cell.seed,
+                  started_at=result.started_at, wall_seconds=result.wall_seconds,
+                  environment=result.environment, command=command,
+                  options={**options.keyed(), "timeout": options.timeout,
+                           "memory_limit": memory_limit})
+    return _cell_records(store, cell, _cell_keys(cell, job.checksum, options), result.status,
+                         result.payload, common, options, skip=stored)
 
 
 def _run_cell(cell, dataset, options, memory_limit, on_wait=None):

@@ -1,0 +1,101 @@
+"""Progress: the time-left estimate (a pure function) and the phases a running cell reports."""
+import time
+
+import numpy as np
+import pytest
+
+import xcbench
+from xcbench.cell_job import CellJob, cached_dataset
+from xcbench.executors import LocalExecutor
+from xcbench.isolation import run_in_child
+from xcbench.plan import Cell
+from xcbench.plugins import register_plugin
+from xcbench.progress import (PhaseBoard, estimate_remaining, format_eta, phase_board,
+                              report_phase)
+from xcbench.runner import RunOptions, execute_plan
+
+
+def test_eta_is_unknown_until_a_cell_finishes():
+    assert estimate_remaining({}, ["ova", "st"]) is None
+    assert format_eta(None) == "ETA ?"
+    assert estimate_remaining({}, []) == 0.0
+
+
+def test_eta_uses_each_methods_mean_not_the_first_cell():
+    finished = {"ova": [10.0, 30.0], "st": [2.0]}
+    # ova cells at their mean 20 s, st at 2 s, a method with none finished at the mean of all
+    # finished cells (14 s)
+    assert estimate_remaining(finished, ["ova", "st", "st"]) == pytest.approx(24.0)
+    assert estimate_remaining(finished, ["hsm"]) == pytest.approx(14.0)
+    assert estimate_remaining(finished, ["ova", "ova"], parallel=2) == pytest.approx(20.0)
+    with pytest.raises(ValueError, match="parallel"):
+        estimate_remaining(finished, ["ova"], parallel=0)
+
+
+@pytest.mark.parametrize("seconds, text", [(0, "ETA 0s"), (42.4, "ETA 42s"),
+                                           (185, "ETA 3m05s"), (3720, "ETA 1h02m")])
+def test_eta_format(seconds, text):
+    assert format_eta(seconds) == text
+
+
+def test_a_forked_child_reports_its_phase_to_the_parent():
+    board = phase_board()
+    board.set("")
+    seen = []
+
+    def work():
+        report_phase("fitting")
+        time.sleep(1.3)
+        report_phase("measuring")
+        time.sleep(1.3)
+
+    status, _ = run_in_child(work, (), timeout=30, on_wait=lambda s: seen.append(board.read()))
+    assert status == "ok"
+    assert seen[0] == "fitting" and seen[-1] == "measuring"
+    with pytest.raises(ValueError, match="unknown phase"):
+        PhaseBoard().set("dancing")
+
+
+class SlowPrior(xcbench.Method):
+    """Fits in 1.2 s and predicts in 0.3 s per call (so each phase lasts over a second)."""
+
+    def fit(self, X, y, n_classes=None):
+        time.sleep(1.2)
+        self.order_ = np.argsort(-np.bincount(y, minlength=n_classes), kind="stable")
+        return self
+
+    def predict_topk(self, X, k=1):
+        time.sleep(0.3)
+        return np.tile(self.order_[:k], (X.shape[0], 1)), np.zeros((X.shape[0], k))
+
+    def stats(self):
+        return {"n_params": len(self.order_)}
+
+
+class SlowPlugin:
+    @xcbench.hookimpl
+    def register_methods(self, register):
+        register(xcbench.MethodSpec("slow-prior", "flat", "slow prior (test)", SlowPrior))
+
+
+def test_a_cell_reports_loading_fitting_measuring_in_order(fresh_plugins):
+    register_plugin(SlowPlugin(), name="test-slow")
+    options = RunOptions(latency_calls=2, latency_warmup=0, throughput_repeats=1, timeout=60)
+    dataset = cached_dataset("synthetic-small", None)
+    job = CellJob(Cell("slow-prior", (), "synthetic-small", 0), None, dataset.checksum,
+                  options, None)
+    phases = []
+    [(_, outcome)] = LocalExecutor().run([job], lambda j, phase, s: phases.append(phase))
+    assert outcome.status == "ok", outcome.payload
+    assert list(dict.fromkeys(phases)) == ["loading", "fitting", "measuring"]
+
+
+def test_the_progress_line_shows_phase_and_eta(tmp_path, fresh_plugins, capsys):
+    register_plugin(SlowPlugin(), name="test-slow")
+    options = RunOptions(latency_calls=2, latency_warmup=0, throughput_repeats=1, timeout=60)
+    outcome = execute_plan(["slow-prior"], ["synthetic-small"], [0, 1], out=tmp_path,
+                           options=options)
+    assert [r["status"] for r in outcome.records] == ["ok", "ok"]
+    err = capsys.readouterr().err
+    assert "slow-prior on synthetic-small seed 0: fitting" in err
+    assert "ETA ?" in err and "ETA " in err.replace("ETA ?", "")
