@@ -18,6 +18,14 @@ CASES = [("lomtree", {"passes": 2}), ("lomtree", {"passes": 2, "update": "vw"}),
          ("recall_tree", {"passes": 2}), ("recall_tree", {"passes": 2, "update": "adagrad"})]
 
 
+@pytest.mark.parametrize("name", ["lomtree", "recall_tree"])
+def test_auto_passes_stop_on_the_holdout_error(name):
+    X, y = _sparse_problem(600, 20, 300)
+    m = xcbench.make_method(name, random_state=0, passes="auto").fit(X, y, n_classes=20)
+    assert 1 <= m.passes_done_ <= 80
+    assert float((m.predict(X) != y).mean()) < 0.5
+
+
 def _sparse_problem(n, n_classes, n_features, seed=0):
     """Labels with a few class-specific features plus random noise features (16 per row)."""
     rng = np.random.default_rng(seed)

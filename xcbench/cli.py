@@ -71,7 +71,7 @@ def cmd_run(args) -> int:
           + (f"; {len(failed)} did not finish ok" if failed else ""))
     if not args.no_report and (records or outcome.reused):
         paths = write_report(args.out)
-        print(f"report: {paths['markdown']}")
+        print(f"report: {paths['markdown']}" + (f" and {paths['html']}" if paths["html"] else ""))
     return EXIT_CELL_FAILED if failed else EXIT_OK
 
 

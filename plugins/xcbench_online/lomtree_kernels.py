@@ -178,3 +178,17 @@ def leaf_log_freq(stats, source, leaf, y, out):
         src = source[leaf[i]]
         c = ls.count(stats, src, y[i])
         out[i] = np.log(c / max(node_f[src, 0], 1.0)) if c > 0 else -np.inf
+
+
+@_jit
+def leaf_top1(stats, parent, leaf, out):
+    """The most frequent label of each row's leaf (or of its nearest ancestor with data), -1
+    when no node on the way has any: the prediction of a tree still being trained."""
+    node_f = stats[4]
+    cnt = np.empty(1)
+    lab = np.empty(1, dtype=np.int64)
+    for i in range(leaf.shape[0]):
+        j = leaf[i]
+        while node_f[j, 0] == 0 and parent[j] >= 0:
+            j = parent[j]
+        out[i] = lab[0] if ls.top_labels(stats, j, 1, lab, cnt) > 0 else -1
