@@ -31,7 +31,6 @@ from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, new_table, weights_only
 from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
-from xcbench.tree.weights import auto_bits
 
 from . import recall_tree_kernels as kernels
 from .inputs import csr_rows, feature_scale, input_bytes, kernel_input
@@ -47,8 +46,8 @@ class RecallTree(Method):
     rows with nnz stored values: three flat tables (``xcbench.tree.linear``) with S_r slots
     for the 2^d - 1 routers, S_s for the K class scorers (each (rows)(D + 1) direct when
     that is <= 32M slots, else hashed into 2^bits slots, ``bits="auto"``: about 4 per
-    touched pair and at most 2^24) and S_p hashed slots for the path parameters of the
-    (class, node) pairs (2^bits; "auto" as before); colliding pairs share a weight (see
+    touched pair and at most 2^24) and S_p for the path parameters of the (class, node)
+    pairs ((K n)(D + 1) direct when <= 32M slots, else hashed as before); colliding pairs share a weight (see
     ``xcbench.tree.weights``); per node its M candidates and their counts; label counts only
     for the (node, label) pairs seen, E, estimated as N (ceil(d / 2) + 2)
     (``xcbench.tree.label_stats.pairs_allowance``).
@@ -115,8 +114,10 @@ class RecallTree(Method):
                                 max_auto_bits=AUTO_BITS)
         scorers = choose_layout(n_classes, n_features, self.bits, touched_pairs=nnz * M,
                                 max_auto_bits=AUTO_BITS)
-        path_bits = min(AUTO_BITS, auto_bits(nnz * d)) if self.bits == "auto" else self.bits
-        path = choose_layout(1, n_features, int(path_bits))  # always hashed
+        # rows y * n_nodes + m: direct while K n (D + 1) slots fit the toolkit's direct limit
+        # (on letter 6x faster training than hashing them into 2^23 slots), else hashed
+        path = choose_layout(n_classes * (2 ** (d + 1) - 1), n_features, self.bits,
+                             touched_pairs=nnz * d, max_auto_bits=AUTO_BITS)
         return routers, scorers, path
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
