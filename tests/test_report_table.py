@@ -32,10 +32,21 @@ def test_columns_option_and_empty_default_columns_dropped():
 
 
 def test_rows_show_parameter_values_not_just_defaults():
-    assert shown_params("m", {"alpha": 0.1, "random_state": 3}) == "alpha=0.1"
-    assert shown_params("not-registered-anywhere", {}) == "defaults"
-    ova = shown_params("ova", {})  # a registered method: its default values
-    assert "C=1.0" in ova and "random_state" not in ova and "n_jobs" not in ova
+    assert shown_params({"alpha": 0.1, "random_state": 3}) == "alpha=0.1"
+    assert shown_params({}) == "defaults"  # an old record: today's defaults may differ
+    used = {"C": 1.0, "max_iter": 100, "n_jobs": 2, "random_state": 0}
+    assert shown_params({}, used) == "C=1.0, max_iter=100"
+    assert shown_params({"C": 2.0}, {**used, "C": 2.0}) == "C=2.0"
+
+
+def test_records_store_the_values_the_run_used():
+    from xcbench.plugins import get_method_spec
+    from xcbench.results import effective_params
+
+    spec = get_method_spec("ova")
+    used = effective_params(spec, {"C": 0.5}, {})
+    assert used["C"] == 0.5 and used["max_iter"] == spec.make().get_params()["max_iter"]
+    assert effective_params(spec, {"no_such_param": 1}, {}) is None
 
 
 def test_mixed_machines_get_a_notice_and_a_machine_column():

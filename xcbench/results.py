@@ -67,8 +67,20 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
         "seed": seed, "status": status, "error": error, "started_at": started_at,
         "wall_seconds": wall_seconds, "dataset_stats": dataset.stats,
         "environment": environment, "command": command, "run_options": options,
+        "effective_params": effective_params(spec, params, query_params),
         "path_cost": None, "memory": None, **(sections or {}),
     }
+
+
+def effective_params(spec, params: dict, query_params: dict) -> dict | None:
+    """Every parameter value the run used (its own, then the method's defaults of this
+    version), so a report shows what ran even after a default changes; None if the method
+    cannot be built or a value is not JSON."""
+    try:
+        values = spec.make(**{**params, **query_params}).get_params()
+        return {k: _jsonable(v) for k, v in sorted(values.items())}
+    except Exception:  # noqa: BLE001 - a record is stored even when this cannot be known
+        return None
 
 
 def _jsonable(value, where: str = "record"):

@@ -53,7 +53,10 @@ def group_rows(records: list[dict]) -> list[dict]:
         for col in COLUMNS:
             mean, std = _mean_std(np.array([_number(col.raw(r)) for r in runs]))
             values[col.name] = (mean * col.scale, std * col.scale)
+        effective = [r.get("effective_params") for r in runs]
         rows.append({"dataset": dataset, "method": method, "params": json.loads(params),
+                     "effective_params": effective[0] if all(e == effective[0]
+                                                             for e in effective) else None,
                      "machine": machine, "n_seeds": len(runs), "values": values,
                      "latency_spread": latency_spread(runs)})
     return rows

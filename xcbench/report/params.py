@@ -12,21 +12,11 @@ def params_label(params: dict) -> str:
     return ", ".join(f"{k}={v!r}" if v == "" else f"{k}={v}" for k, v in items) or "defaults"
 
 
-def _default_values(method: str) -> tuple | None:
-    """(name, value) pairs of a registered method's defaults, or None if it is unknown."""
-    from ..plugins import get_method_spec
-
-    try:
-        params = get_method_spec(method).make().get_params()
-    except Exception:  # noqa: BLE001 - not registered here, or not constructible: no defaults
-        return None
-    return tuple(sorted((k, v) for k, v in params.items() if k not in NOT_SHOWN))
-
-
-def shown_params(method: str, params: dict) -> str:
-    """The parameter values of a row: the stored ``params`` when there are any, else the
-    registered method's current default values, else ``defaults``."""
-    if any(k != "random_state" for k in params):
+def shown_params(params: dict, effective: dict | None = None) -> str:
+    """The parameter values of a row: the stored ``params`` when there are any, else every
+    value the run used (``effective_params`` of its record, left out: random_state and
+    thread counts), else ``defaults`` (a record from before effective values were stored:
+    today's defaults may differ from the ones it ran with)."""
+    if any(k != "random_state" for k in params) or not effective:
         return params_label(params)
-    defaults = _default_values(method)
-    return params_label(dict(defaults)) if defaults else "defaults"
+    return params_label({k: v for k, v in effective.items() if k not in NOT_SHOWN})

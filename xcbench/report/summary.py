@@ -25,7 +25,8 @@ def run_summary(records: list[dict], reused: list[dict] = ()) -> str:
         return "no runs"
     table = [("method", "params", "dataset", "seed", "status", "top-1 err", "reason")]
     for r, note in rows:
-        table.append((r["method"], shown_params(r["method"], r["params"]), r["dataset"],
+        table.append((r["method"], shown_params(r["params"], r.get("effective_params")),
+                      r["dataset"],
                       str(r["seed"]), r["status"] + note, _top1(r),
                       "" if r["status"] == "ok" else _reason(r)))
     widths = [max(len(row[i]) for row in table) for i in range(6)]

@@ -59,8 +59,8 @@ def _machine_lines(records: list[dict]) -> list[str]:
 def _columns_paragraph(columns) -> list[str]:
     shown = "; ".join(f"{c.header}: {c.doc}" for c in columns)
     hidden = [c.name for c in COLUMNS if c not in columns]
-    text = ("Columns: method; params (the stored values, or the method's current defaults "
-            f"when the run set none); seeds; {shown}. Mean ± std over seeds, three "
+    text = ("Columns: method; params (the values the run set, else every value it used; "
+            f"`defaults` for records older than that); seeds; {shown}. Mean ± std over seeds, three "
             "significant digits; n/a where a method does not measure a quantity.")
     if hidden:
         text += (" More with `xcbench report --columns NAME,...` (or `--columns all`): "
@@ -81,7 +81,7 @@ def results_table(rows: list[dict], columns, with_machine: bool) -> list[str]:
     head = ["method", "params"] + (["machine"] if with_machine else []) + ["seeds"]
     body, short = [], short_machine_names({row["machine"] for row in rows})
     for row in rows:
-        cells = [row["method"], shown_params(row["method"], row["params"])]
+        cells = [row["method"], shown_params(row["params"], row["effective_params"])]
         cells += [short[row["machine"]]] if with_machine else []
         cells.append(str(row["n_seeds"]))
         for c in columns:
