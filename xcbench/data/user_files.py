@@ -31,6 +31,7 @@ from .dataset import Dataset, DatasetSpec
 from .fetch import DataError
 from .hashmemo import file_sha256
 from .readers import FormatError, open_text, read_csv, read_svmlight, read_vw_multiclass, read_xc
+from .splits import holdout_split
 
 PREFIX = "file:"
 FORMATS = ("svmlight", "xc", "csv", "vw")
@@ -192,18 +193,7 @@ def read_parts(fmt: str, paths: list[Path]):
 # ----- splitting and labels
 def split_rows(y_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(train rows, test rows) of one file: SPLIT_RULE (seeded, so always the same split)."""
-    from sklearn.model_selection import train_test_split
-
-    n = len(y_raw)
-    if n < 2:
-        raise DataError(f"{n} example(s) cannot be split into a training and a test part; "
-                        "give more examples or a test file")
-    _, counts = np.unique(y_raw, return_counts=True)
-    n_test = int(np.ceil(TEST_FRACTION * n))
-    stratify = y_raw if counts.min() >= 2 and min(n_test, n - n_test) >= len(counts) else None
-    train, test = train_test_split(np.arange(n), test_size=TEST_FRACTION,
-                                   random_state=SPLIT_SEED, stratify=stratify)
-    return np.sort(train), np.sort(test)
+    return holdout_split(y_raw, TEST_FRACTION, SPLIT_SEED)
 
 
 def number_labels(y_train_raw, y_test_raw):
