@@ -224,7 +224,7 @@ def load_user_files(spec: DatasetSpec, data_dir: Path | None = None) -> Dataset:
     """Read, split (one file) and number the labels of a ``file:`` dataset (``data_dir`` is
     not used: the paths are the user's)."""
     fmt, paths = spec.params["format"], [Path(p) for p in spec.params["paths"]]
-    roles = ["train", "test"][:len(paths)]
+    roles = ["train", "test"] if len(paths) == 2 else ["train+test"]
     hashes = {role: file_sha256(p, cache_dir()) for role, p in zip(roles, paths)}
     parts = read_parts(fmt, paths)
     if len(parts) == 2:
