@@ -69,8 +69,9 @@ def test_split_falls_back_to_random_when_a_class_has_one_example():
 def test_checksum_follows_the_file_bytes_and_resume_reuses_records(svm_files, tmp_path):
     name = f"file:{svm_files / 'train.svm'}:{svm_files / 'test.svm'}"
     before = load_dataset(name).checksum
-    _, first = _run(tmp_path, name)
+    code, first = _run(tmp_path, name)
     _, again = _run(tmp_path, name, "--resume")
+    assert code == 0 and first[0]["status"] == "ok"
     assert len(again) == 1  # nothing re-run
     X, y = _problem(seed=1)
     dump_svmlight_file(X[200:], y[200:] + 10, str(svm_files / "test.svm"))
@@ -100,6 +101,13 @@ def test_xc_repository_format_and_explicit_format(tmp_path):
     ds = load_dataset(f"file:xc:{tmp_path / 'data.txt'}:{tmp_path / 'test.data'}")
     assert get_dataset_spec(f"file:{tmp_path / 'data.txt'}").format == "xc"  # sniffed header
     assert (ds.n_classes, ds.X_train.shape, list(ds.y_test)) == (3, (4, 3), [1, 0])
+
+
+def test_labels_of_different_types_in_the_two_files_are_compared_as_text(tmp_path):
+    (tmp_path / "a.csv").write_text("x,1.0\nx,2.0\n7,3.0\n7,4.0\n")
+    (tmp_path / "b.csv").write_text("7,3.5\n7,1.0\n")
+    ds = load_dataset(f"file:{tmp_path / 'a.csv'}:{tmp_path / 'b.csv'}")
+    assert ds.n_classes == 2 and list(ds.y_test) == [0, 0]  # "7" sorts before "x"
 
 
 def test_test_labels_unseen_in_training_are_dropped_and_counted(tmp_path):

@@ -198,7 +198,11 @@ def split_rows(y_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def number_labels(y_train_raw, y_test_raw):
     """(y_train, y_test, keep, classes): labels 0..K-1 by sorted training label; ``keep``
-    marks the test examples whose label occurs in training."""
+    marks the test examples whose label occurs in training. Labels read as different types
+    in the two files (e.g. numbers and words in CSV) are compared as text."""
+    y_train_raw, y_test_raw = np.asarray(y_train_raw), np.asarray(y_test_raw)
+    if y_train_raw.dtype.kind != y_test_raw.dtype.kind:
+        y_train_raw, y_test_raw = y_train_raw.astype(str), y_test_raw.astype(str)
     classes = np.unique(y_train_raw)
     position = np.clip(np.searchsorted(classes, y_test_raw), 0, len(classes) - 1)
     keep = classes[position] == y_test_raw
