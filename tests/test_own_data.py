@@ -147,3 +147,19 @@ def test_cli_exits_2_naming_a_missing_file(tmp_path, capsys):
 def test_spec_pickles_and_loads_in_a_child(svm_files):
     spec = pickle.loads(pickle.dumps(get_dataset_spec(f"file:{svm_files / 'train.svm'}")))
     assert spec.load(svm_files).n_classes == 4
+
+
+def test_isolated_run_from_a_fresh_process(svm_files):
+    """The default run forks a child per cell; a fresh process (no OpenMP in use yet, see
+    the runner) shows the file dataset reaches the child intact."""
+    import subprocess
+    import sys
+
+    out = svm_files / "out"
+    done = subprocess.run([sys.executable, "-m", "xcbench.cli", "run", "--dataset",
+                           "file:train.svm:test.svm", "--methods", "ova", "--out", str(out),
+                           "--latency-calls", "5", "--quiet", "--no-report"],
+                          cwd=svm_files, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert record["status"] == "ok" and record["dataset_stats"]["n_test"] == 40
