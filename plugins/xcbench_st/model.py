@@ -16,6 +16,7 @@ from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from . import kernels
 from .init import INITS, initial_tree
 from .memory import fit_memory
+from .alpha_search import choose_alpha, search_memory
 from .prune import prune
 from .tao import LOSSES, TAOProblem, objective, tao_pass
 
@@ -134,9 +135,11 @@ class TreeInference:
                                                  n, labels, np.full((n, 1), -np.inf))
         return labels[:, 0], evaluated, scored
 
-    def _tao_problem(self, X, Xk, y, k):
-        """The TAO settings shared by st and ast, from this estimator's parameters."""
-        return TAOProblem(X, Xk, y, self.n_classes_, k, alpha=float(self.alpha),
+    def _tao_problem(self, X, Xk, y, k, alpha=None):
+        """The TAO settings shared by st and ast, from this estimator's parameters
+        (``alpha``, if given, replaces the ``alpha`` parameter)."""
+        return TAOProblem(X, Xk, y, self.n_classes_, k,
+                          alpha=float(self.alpha if alpha is None else alpha),
                           loss=self.loss, beta=float(self.beta),
                           leaf_max_iter=int(self.leaf_max_iter),
                           node_max_iter=int(self.node_max_iter),
@@ -163,7 +166,9 @@ class SoftmaxTree(TreeInference, Method):
     """Softmax tree trained by TAO (Zharmagambetov, Gabidolla & Carreira-Perpinan 2021).
 
     Build parameters: ``k`` classes per leaf, ``depth`` (Delta) of the initial complete tree,
-    ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1), ``n_iter`` TAO
+    ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1; default ``"auto"``:
+    picked from ``AUTO_ALPHAS`` on a 10% validation split, as the paper did, see
+    ``alpha_search.py``; the choice is ``alpha_``), ``n_iter`` TAO
     passes, ``loss`` (``"01"`` default, ``"ce-beta"`` = ST+ with ``beta``, ``"ce-drop"``),
     ``init`` (``"random"`` or ``"cluster"``: the paper's Algorithm 2, ST dagger),
     ``leaf_max_iter`` / ``node_max_iter`` (solver iterations per node problem and pass,
@@ -188,13 +193,14 @@ class SoftmaxTree(TreeInference, Method):
 
     _parameter_constraints = {
         **SHARED_CONSTRAINTS,
+        "alpha": [*SHARED_CONSTRAINTS["alpha"], StrOptions({"auto"})],
         "k": [Interval(Integral, 1, None, closed="left")],
         "depth": [Interval(Integral, 0, 30, closed="both")],
         "n_iter": [Interval(Integral, 0, None, closed="left")],
         "init": [StrOptions(set(INITS))],
     }
 
-    def __init__(self, k=50, depth=8, alpha=1.0, n_iter=20, loss="01", beta=100.0,
+    def __init__(self, k=50, depth=8, alpha="auto", n_iter=20, loss="01", beta=100.0,
                  init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
                  leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
@@ -216,16 +222,23 @@ class SoftmaxTree(TreeInference, Method):
         self.verbose = verbose
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
-        return self._fit_memory(n_samples, n_features, nnz, n_classes, int(self.k),
-                                int(self.depth))
+        fit = self._fit_memory(n_samples, n_features, nnz, n_classes, int(self.k),
+                               int(self.depth))
+        return fit + (search_memory(n_samples, n_features, nnz) if self.alpha == "auto" else 0)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         self.n_features_in_ = X.shape[1]
+        clock = time.perf_counter()
+        self.alpha_, self.alpha_validation_error_ = (
+            choose_alpha(self, X, y) if self.alpha == "auto" else (float(self.alpha), {}))
+        search_seconds = time.perf_counter() - clock
         rng = np.random.default_rng(self.random_state)
-        prob = self._tao_problem(X, kernel_input(X), y, int(self.k))  # float32 X stays float32
+        # float32 X stays float32
+        prob = self._tao_problem(X, kernel_input(X), y, int(self.k), self.alpha_)
+        prob.seconds["alpha_search"] = search_seconds
         start = time.perf_counter()
         with threadpool_limits(1):  # parallelism is across nodes (n_jobs), not inside BLAS
             tree, paths = initial_tree(self.init, X, y, int(self.depth), self.n_classes_, rng)
@@ -234,3 +247,9 @@ class SoftmaxTree(TreeInference, Method):
             self._tao_passes(tree, prob, self.n_iter, paths, start=start)
             self._finish(tree, prob, y)
         return self
+
+    def stats(self):
+        """TreeInference's statistics plus the alpha used (and, for ``"auto"``, the
+        validation top-1 error of each candidate)."""
+        return {**super().stats(), "alpha_used": self.alpha_,
+                "alpha_validation_error": dict(self.alpha_validation_error_)}

@@ -23,12 +23,18 @@ def data_dir(path: str | os.PathLike | None = None) -> Path:
 
 
 def get_dataset_spec(name: str) -> DatasetSpec:
-    """The registered DatasetSpec called ``name``; KeyError lists the registered ones."""
+    """The registered DatasetSpec called ``name``, or for ``file:[FORMAT:]TRAIN[:TEST]`` one
+    built from the user's files (``user_files``); KeyError lists the registered ones."""
     from ..plugins import dataset_specs, lookup
 
+    if name.startswith("file:"):
+        from .user_files import user_file_spec
+
+        return user_file_spec(name)
     return lookup(dataset_specs(), name, "dataset")
 
 
 def load_dataset(name: str, data_dir_path: str | os.PathLike | None = None) -> Dataset:
-    """Load the registered dataset ``name`` (labels 0..K-1) from the data directory."""
+    """Load the dataset ``name`` (labels 0..K-1): a registered one from the data directory,
+    or ``file:...`` from the user's files."""
     return get_dataset_spec(name).load(data_dir(data_dir_path))
