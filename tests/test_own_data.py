@@ -163,3 +163,23 @@ def test_isolated_run_from_a_fresh_process(svm_files):
     assert done.returncode == 0, done.stderr
     (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert record["status"] == "ok" and record["dataset_stats"]["n_test"] == 40
+
+
+def test_a_file_dataset_in_a_folder_gets_a_report_and_a_description(tmp_path, monkeypatch, capsys):
+    """The dataset name holds '/' and ':': plot file names are made safe, and `describe`
+    knows file: names."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from xcbench.cli import main
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((60, 4)), np.arange(60) % 3
+    (tmp_path / "d").mkdir()
+    dump_svmlight_file(X, y, str(tmp_path / "d" / "train.svm"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--dataset", "file:d/train.svm", "--methods", "ova", "--in-process",
+                 "--out", "out", "--latency-calls", "5"]) == 0
+    assert any(p.name.startswith("error_vs_latency-file_d_train.svm")
+               for p in (tmp_path / "out").iterdir())
+    assert main(["describe", "file:d/train.svm"]) == 0
+    assert "train.svm" in capsys.readouterr().out

@@ -143,8 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"comma-separated method names (default: {DEFAULT_METHODS}); "
                           "see `xcbench list methods`")
     run.add_argument("--dataset", "--datasets", default=DEFAULT_DATASET,
-                     help=f"comma-separated dataset names (default: {DEFAULT_DATASET}); "
-                          "see `xcbench list datasets`")
+                     help=f"comma-separated dataset names (default: {DEFAULT_DATASET}), or "
+                          "file:TRAIN[:TEST] for your own files (docs/own-data.md); see "
+                          "`xcbench list datasets`")
     run.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
     run.add_argument("--param", action="append", metavar="METHOD:NAME=V1[,V2]",
                      help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "

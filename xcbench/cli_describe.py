@@ -146,6 +146,10 @@ def describe(name: str, kind: str | None = None, data_dir=None,
     when a name is both); KeyError with close names when there is neither."""
     from .plugins import dataset_specs, lookup, method_specs
 
+    if name.startswith("file:") and kind != "method":  # the user's files (docs/own-data.md)
+        from .data import get_dataset_spec
+
+        return describe_dataset(get_dataset_spec(name), data_dir)
     methods, datasets = method_specs(), dataset_specs()
     if kind == "method":
         return describe_method(lookup(methods, name, "method"), full_doc)

@@ -1,6 +1,7 @@
 """Reports: pure functions of a result store (markdown and HTML tables, plots)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..results import ResultStore
@@ -19,6 +20,12 @@ DATASET_PLOTS = [
     ("error_vs_path_cost", "top-1 error vs path cost (vectors evaluated per prediction)",
      error_vs_path_cost_plot),
 ]
+
+
+def file_part(name: str) -> str:
+    """``name`` made safe inside a file name: runs of characters other than letters, digits,
+    '.', '-' and '_' (e.g. the '/' and ':' of a ``file:`` dataset) become '_'."""
+    return re.sub(r"[^\w.-]+", "_", name)
 
 
 def write_report(out, title: str = "xcbench report", command: str | None = None,
@@ -47,13 +54,13 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
     for dataset in sorted({r["dataset"] for r in records}):
         ds_records = [r for r in records if r["dataset"] == dataset]
         for prefix, caption, plot in DATASET_PLOTS:
-            path = out / f"{prefix}-{dataset}.png"
+            path = out / f"{prefix}-{file_part(dataset)}.png"
             if plot(ds_records, path, title=f"{dataset}: {caption}"):
                 plots.append(path)
                 captions.setdefault(dataset, []).append((f"{caption} on {dataset}", path.name))
     family_plots = {}
     for family, names in dataset_families(records).items():
-        path = out / f"latency_vs_k-{family}.png"
+        path = out / f"latency_vs_k-{file_part(family)}.png"
         if latency_vs_k_plot([r for r in records if r["dataset"] in names], path,
                              title=f"{family}: single-example latency vs K"):
             plots.append(path)
