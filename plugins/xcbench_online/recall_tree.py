@@ -41,6 +41,7 @@ from .inputs import csr_rows, feature_scale, input_bytes, kernel_input
 LOSSES = {"squared": 0, "logistic": 1}
 AUTO_BITS = 24  # "auto" hashes each table into at most 2^24 slots (256 MB while training)
 
+_NO_STORE = (np.zeros((0, 0)), np.zeros(0))  # no compact candidate store: score from tables
 
 class RecallTree(Method):
     """Logarithmic-time one-against-some classification (Recall Tree).
@@ -200,7 +201,8 @@ class RecallTree(Method):
         labels = np.full((n, 1), -1, dtype=np.int64)
         kernels.predict(1, self.n_internal_, self.n_nodes_, stats.node_f, self.topsum_,
                         self.cand_, self.cand_n_, tables[0][:, 0], tables[1][:, 0],
-                        tables[2][:, 0], self.layout_, self.feature_scale_, *sub, dense,
+                        tables[2][:, 0], np.zeros(0, dtype=np.int64), *_NO_STORE, self.layout_,
+                        self.feature_scale_, *sub, dense,
                         float(self.bern_hyper), bool(self.node_only), labels,
                         np.empty((n, 1)), np.empty(n))
         return float(np.mean(labels[:, 0] != y[rows]))
@@ -232,17 +234,12 @@ class RecallTree(Method):
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
         cost = np.empty(n)
-        if self.cand_w_ is not None:
-            kernels.predict_compact(int(k), self.n_internal_, self.total_, self.topsum_,
-                                    self.cand_, self.cand_n_, self.cand_start_, self.router_w_,
-                                    self.cand_w_, self.cand_b_, self.layout_,
-                                    self.feature_scale_, Xd, indptr, indices, data, dense,
-                                    float(self.bern_hyper), labels, scores, cost)
-            return labels, scores, cost
+        store = (self.cand_w_, self.cand_b_) if self.cand_w_ is not None else _NO_STORE
         kernels.predict(int(k), self.n_internal_, self.n_nodes_, self.total_, self.topsum_,
                         self.cand_, self.cand_n_, self.router_w_, self.scorer_w_, self.path_w_,
-                        self.layout_, self.feature_scale_, Xd, indptr, indices, data, dense,
-                        float(self.bern_hyper), bool(self.node_only), labels, scores, cost)
+                        self.cand_start_, *store, self.layout_, self.feature_scale_, Xd,
+                        indptr, indices, data, dense, float(self.bern_hyper),
+                        bool(self.node_only), labels, scores, cost)
         return labels, scores, cost
 
     def predict_topk(self, X, k=1):

@@ -261,11 +261,16 @@ def stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd, indptr
 
 
 @_jit
-def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, layout,
-            xscale, Xd, indptr, indices, data, dense, bern, node_only, labels, scores, cost):
+def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, start, W, b,
+            layout, xscale, Xd, indptr, indices, data, dense, bern, node_only, labels, scores,
+            cost):
     """Top-k labels of each row among the candidates of the node where descent stops, and
-    the vectors evaluated (routers + candidates scored) in ``cost``."""
+    the vectors evaluated (routers + candidates scored) in ``cost``. Candidates are scored
+    from the compact store ``start``/``W``/``b`` (``build_candidate_store``: one contiguous
+    dot product each) when it is given (``W`` has rows), else from the scorer and path tables
+    (one row per path node)."""
     M = cand.shape[1]
+    compact = W.shape[0] > 0
     buf_s = np.empty(M)
     buf_l = np.empty(M, dtype=np.int64)
     for i in range(labels.shape[0]):
@@ -274,8 +279,11 @@ def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, 
         m = cand_n[c]
         for q in range(m):
             buf_l[q] = cand[c, q]
-            buf_s[q] = score(w_s, w_p, cand[c, q], c, n_nodes, node_only, layout, xscale, Xd,
-                             indptr, indices, data, i, dense)
+            if compact:
+                buf_s[q] = row_score(W, b, start[c] + q, Xd, indptr, indices, data, i, dense)
+            else:
+                buf_s[q] = score(w_s, w_p, cand[c, q], c, n_nodes, node_only, layout, xscale,
+                                 Xd, indptr, indices, data, i, dense)
         topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
         cost[i] = routers + m
 
@@ -305,25 +313,6 @@ def build_candidate_store(cand, cand_n, start, n_nodes, w_s, w_p, layout, xscale
                     W[r, f] = v * xscale[f]
                 else:
                     b[r] = v
-
-
-@_jit
-def predict_compact(k, n_internal, total, topsum, cand, cand_n, start, w_r, W, b, layout,
-                    xscale, Xd, indptr, indices, data, dense, bern, labels, scores, cost):
-    """``predict`` reading the compact candidate store (``build_candidate_store``): each
-    candidate costs one contiguous dot product instead of a hashed row per path node."""
-    M = cand.shape[1]
-    buf_s = np.empty(M)
-    buf_l = np.empty(M, dtype=np.int64)
-    for i in range(labels.shape[0]):
-        c, routers = stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd,
-                               indptr, indices, data, i, dense, bern)
-        m = cand_n[c]
-        for q in range(m):
-            buf_l[q] = cand[c, q]
-            buf_s[q] = row_score(W, b, start[c] + q, Xd, indptr, indices, data, i, dense)
-        topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
-        cost[i] = routers + m
 
 
 @_jit
