@@ -454,3 +454,15 @@ def test_progress_is_reported_while_a_child_works():
     status, value = run_in_child(time.sleep, (2.5,), timeout=30, on_wait=seen.append)
     assert status == "ok" and value is None
     assert len(seen) >= 1 and all(s >= 1.0 for s in seen)
+
+
+def test_a_killed_cell_is_blamed_on_memory_only_for_sigkill():
+    """SIGKILL is the out-of-memory killer's signal; SIGTERM (a user's kill) is named as such."""
+    import signal
+
+    from xcbench.isolation import _death_text
+
+    assert "SIGKILL, possibly out of memory (limit" in _death_text(-signal.SIGKILL, 2 ** 30)
+    term = _death_text(-signal.SIGTERM, 2 ** 30)
+    assert "SIGTERM, sent by another process" in term and "memory" not in term
+    assert _death_text(3, None) == "the run's process died (exit code 3)"

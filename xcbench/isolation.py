@@ -105,8 +105,17 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
 
 
 def _death_text(exitcode, memory_limit) -> str:
+    """Why a cell's process died, from its exit code: SIGKILL is what the kernel's
+    out-of-memory killer sends; any other signal came from someone else (a user, a job
+    scheduler), so it is named, not blamed on memory."""
     text = f"the run's process died (exit code {exitcode})"
-    if exitcode is not None and exitcode < 0 and memory_limit:
-        text += (f"; killed by signal {-exitcode}, possibly out of memory (limit "
-                 f"{format_gb(memory_limit)})")
-    return text
+    if exitcode is None or exitcode >= 0:
+        return text
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    if -exitcode == signal.SIGKILL:
+        limit = f" (limit {format_gb(memory_limit)})" if memory_limit else ""
+        return text + f"; killed by {name}, possibly out of memory{limit}"
+    return text + f"; killed by {name}, sent by another process"
