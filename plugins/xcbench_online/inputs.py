@@ -33,12 +33,12 @@ def input_bytes(n_samples: int, nnz: int) -> int:
     return 16 * int(nnz) + 16 * (int(n_samples) + 1)
 
 
-def csr_rows(indptr, indices, data, rows, dense):
-    """(indptr, indices, data) of the CSR rows ``rows`` of a ``kernel_input`` matrix (the
-    empty arrays back for a dense one)."""
+def input_rows(Xd, indptr, indices, data, dense, rows):
+    """(Xd, indptr, indices, data) of rows ``rows`` of a ``kernel_input`` matrix (dense rows
+    copied, or the CSR rows; the other part stays empty)."""
     if dense:
-        return indptr, indices, data
+        return Xd[rows], indptr, indices, data
     starts, lengths = indptr[rows], indptr[rows + 1] - indptr[rows]
     new_ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     take = np.repeat(starts - new_ptr[:-1], lengths) + np.arange(new_ptr[-1])
-    return new_ptr, indices[take], data[take]
+    return Xd, new_ptr, indices[take], data[take]

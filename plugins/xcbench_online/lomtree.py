@@ -38,7 +38,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
-from .inputs import csr_rows, feature_scale, input_bytes, kernel_input
+from .inputs import feature_scale, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
 _STORED_TOPK = 10
@@ -142,7 +142,7 @@ class LOMTree(Method):
                     stats.grow(int(state[3]) + 3)
             if schedule.holdout is not None:
                 rows = schedule.holdout
-                sub = (Xd[rows] if dense else Xd, *csr_rows(indptr, indices, data, rows, dense))
+                sub = input_rows(Xd, indptr, indices, data, dense, rows)
                 leaf = np.empty(len(rows), dtype=np.int64)
                 descend(left, right, row_of, wa[:, 0], self.n_cols_, self.mask_,
                         self.feature_scale_, *sub, dense, len(rows), leaf,

@@ -36,7 +36,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import recall_tree_kernels as kernels
-from .inputs import csr_rows, feature_scale, input_bytes, kernel_input
+from .inputs import feature_scale, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "logistic": 1}
 AUTO_BITS = 24  # "auto" hashes each table into at most 2^24 slots (256 MB while training)
@@ -197,7 +197,7 @@ class RecallTree(Method):
     def _holdout_error(self, rows, y, stats, tables, Xd, indptr, indices, data, dense):
         """Top-1 error of the model being trained on the held-out ``rows``."""
         n = len(rows)
-        sub = (Xd[rows] if dense else Xd, *csr_rows(indptr, indices, data, rows, dense))
+        sub = input_rows(Xd, indptr, indices, data, dense, rows)
         labels = np.full((n, 1), -1, dtype=np.int64)
         kernels.predict(1, self.n_internal_, self.n_nodes_, stats.node_f, self.topsum_,
                         self.cand_, self.cand_n_, tables[0][:, 0], tables[1][:, 0],

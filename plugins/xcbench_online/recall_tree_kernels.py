@@ -20,8 +20,8 @@ from xcbench.kernels import row_score
 from xcbench.tree import label_stats as ls
 from xcbench.tree.linear import adagrad_step, dot
 from xcbench.tree.topk import topk_of
-from xcbench.tree.vw_update import (LOGISTIC, MIN_GRADIENT, SQUARED, invariant_step, loss_grad,
-                                    row_move, row_rates, vw_step)
+from xcbench.tree.vw_update import (LOGISTIC, MIN_GRADIENT, SQUARED, loss_grad, row_move,
+                                    row_rates, step_of, vw_step)
 from xcbench.tree.weights import slot
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -36,6 +36,13 @@ def _loss_grad(s, target, loss):
     return -target * (1.0 / (1.0 + math.exp(-z)) if z > -30 else 0.0)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _up_path(m, node_only):
+    """The next node of a scorer's path above node m: its parent, or 0 (the end: the root has
+    no path parameters) when only the stop node's own parameters are used."""
+    return 0 if node_only else (m - 1) // 2
+
+
 @_jit
 def score(w_s, w_p, y, node, n_nodes, node_only, layout, xscale, Xd, indptr, indices, data, i,
           dense):
@@ -46,9 +53,7 @@ def score(w_s, w_p, y, node, n_nodes, node_only, layout, xscale, Xd, indptr, ind
     while m > 0:
         s += dot(w_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data, i,
                  dense)
-        if node_only:
-            break
-        m = (m - 1) // 2
+        m = _up_path(m, node_only)
     return s
 
 
@@ -68,9 +73,7 @@ def _score_step(tables, y, node, n_nodes, node_only, target, layout, xscale, Xd,
     while m > 0:
         adagrad_step(wa_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data,
                      i, dense, g, lr, s, target, False)
-        if node_only:
-            break
-        m = (m - 1) // 2
+        m = _up_path(m, node_only)
 
 
 @_jit
@@ -95,23 +98,17 @@ def _score_step_vw(tables, gd, y, node, n_nodes, node_only, target, layout, xsca
                          dense, gsq)
         norm_x += a
         q += b
-        if node_only:
-            break
-        m = (m - 1) // 2
-    gd[0] += 1.0
-    gd[1] += norm_x
-    mult = math.sqrt(gd[0] / gd[1])
-    u = invariant_step(vw_loss, s, target, lr, q * mult)
+        m = _up_path(m, node_only)
+    u, mult, _ = step_of(gd, norm_x, q, vw_loss, s, target, lr)
     if u == 0.0:
         return
-    row_move(wt_s, y, n_cols, mask_s, Xd, indptr, indices, data, i, dense, mult * u)
+    step = mult * u
+    row_move(wt_s, y, n_cols, mask_s, Xd, indptr, indices, data, i, dense, step)
     m = node
     while m > 0:
         row_move(wt_p, y * n_nodes + m, n_cols, mask_p, Xd, indptr, indices, data, i, dense,
-                 mult * u)
-        if node_only:
-            break
-        m = (m - 1) // 2
+                 step)
+        m = _up_path(m, node_only)
 
 
 @_jit
@@ -306,9 +303,7 @@ def build_candidate_store(cand, cand_n, start, n_nodes, w_s, w_p, layout, xscale
                 m = c
                 while m > 0:
                     v += w_p[slot(y * n_nodes + m, f, n_cols, mask_p)]
-                    if node_only:
-                        break
-                    m = (m - 1) // 2
+                    m = _up_path(m, node_only)
                 if f < D:
                     W[r, f] = v * xscale[f]
                 else:

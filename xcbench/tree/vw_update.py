@@ -148,6 +148,18 @@ def row_move(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, step):
 
 
 @_jit
+def step_of(gd, norm_x, q, loss, p, y, eta):
+    """Steps 2-3 for a model whose weights' ``row_rates`` sum to (norm_x, q): counts the
+    example in ``gd`` and returns (u, m, q m): each weight then moves by ``row_move`` with
+    step m u, and the output changes by q m u."""
+    gd[0] += 1.0
+    gd[1] += norm_x
+    m = math.sqrt(gd[0] / gd[1])
+    q *= m
+    return invariant_step(loss, p, y, eta, q), m, q
+
+
+@_jit
 def vw_step(wt, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense, loss, p, y, eta):
     """One VW update of row ``row`` of a (size, 3) table toward label y from output p;
     returns the output after the update."""
@@ -155,11 +167,7 @@ def vw_step(wt, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense, loss
     if abs(g) < MIN_GRADIENT:
         return p
     norm_x, q = row_rates(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, g * g)
-    gd[0] += 1.0
-    gd[1] += norm_x
-    m = math.sqrt(gd[0] / gd[1])
-    q *= m
-    u = invariant_step(loss, p, y, eta, q)
+    u, m, q = step_of(gd, norm_x, q, loss, p, y, eta)
     if u == 0.0:
         return p
     row_move(wt, row, n_cols, mask, Xd, indptr, indices, data, i, dense, m * u)
