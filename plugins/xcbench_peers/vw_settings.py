@@ -31,15 +31,15 @@ from __future__ import annotations
 
 import math
 
+# passes: the regime xcbench's own online learners use for passes="auto" (one source)
+from xcbench.tree.passes import AUTO_MAX_PASSES as MAX_PASSES
+from xcbench.tree.passes import HOLDOUT_PERIOD, LARGE_DATA  # noqa: F401 (used by the wrapper)
+from xcbench.tree.passes import PATIENCE as EARLY_TERMINATE  # noqa: F401 (used by the wrapper)
+
 MIN_BITS = 18            # VW's default -b
 MAX_BITS = 26            # 2^26 weights x 16 bytes = 1 GiB
 BYTES_PER_WEIGHT = 16    # VW's default update: weight + adaptive + normalized (+ spare) floats
 BUCKETS_PER_FEATURE = 2
-# passes: the regime xcbench's own online learners use for passes="auto" (one source)
-from xcbench.tree.passes import AUTO_MAX_PASSES as MAX_PASSES  # noqa: E402
-from xcbench.tree.passes import HOLDOUT_PERIOD, LARGE_DATA  # noqa: E402,F401
-from xcbench.tree.passes import PATIENCE as EARLY_TERMINATE  # noqa: E402,F401
-
 LEARNING_RATE = 1.0      # -l 1 in VW's extreme-classification demos
 REDUCTIONS = ("log_multi", "recall_tree", "oaa")
 
