@@ -17,6 +17,8 @@ from xcbench_label_tree.structure import (balanced_kmeans, build_structure, clas
     ("label_tree", {"structure": "confusion", "loss": "independent", "confusion_iter": 5}),
     ("label_tree", {"structure": "random", "bits": 16}),
     ("label_embedding_tree", {"embedding_dim": 8}),
+    ("label_tree", {"loss": "softmax"}),
+    ("label_embedding_tree", {"embedding_dim": 8, "loss": "softmax"}),
 ])
 def test_contract(method, params):
     check_method(method, params)
@@ -182,3 +184,28 @@ def test_top1_of_every_list_is_the_greedy_descent_and_path_cost_is_its_work():
     expected = [arity[t.parent[t.path_node[t.path_ptr[c]:t.path_ptr[c + 1]]]].sum()
                 for c in greedy]
     assert np.array_equal(m.path_cost(ds.X_test), expected)
+
+
+@pytest.mark.parametrize("method", ["label_tree", "label_embedding_tree"])
+def test_softmax_loss_is_a_probability_model_and_top1_score_is_its_log_proba(method):
+    from xcbench import load_dataset, make_method
+
+    ds = load_dataset("synthetic-small")
+    m = make_method(method, loss="softmax", epochs=2, random_state=0)
+    m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+    X = ds.X_test[:4]
+    total = sum(np.exp(m.log_proba(X, np.full(4, c))) for c in range(ds.n_classes))
+    np.testing.assert_allclose(total, 1.0, rtol=1e-9)
+    labels, scores = m.predict_topk(X, 3)
+    np.testing.assert_allclose(scores[:, 0], m.log_proba(X, labels[:, 0]), rtol=1e-9)
+    assert np.all(np.diff(scores, axis=1) <= 1e-12)
+    assert np.mean(m.predict(ds.X_test) != ds.y_test) < 0.3  # it learns (hinge: ~0.10)
+
+
+def test_hinge_losses_have_no_probability_model():
+    from xcbench import load_dataset, make_method
+
+    ds = load_dataset("synthetic-small")
+    m = make_method("label_tree", epochs=1, random_state=0).fit(ds.X_train, ds.y_train)
+    with pytest.raises(NotImplementedError, match="loss='softmax'"):
+        m.log_proba(ds.X_test[:2], ds.y_test[:2])

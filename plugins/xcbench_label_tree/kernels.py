@@ -10,13 +10,19 @@ Training is SGD on hinge losses over sibling competitions:
   each step follows the subgradient of that max: the most violated pair only.
 - independent (Relaxation 1): at every node r of the true path, each child s of r's parent
   gets its own binary hinge "y in l_s or not" (+1 for r, -1 for its siblings).
+- softmax (not in the paper): at every node r of the true path, the cross-entropy of a
+  softmax over r and its siblings, -log p(r | parent); the path product of these softmaxes
+  is a probability model over the labels (``path_log_proba``).
 """
 import math
 
 import numba
 import numpy as np
 
+from xcbench.kernels import log_softmax_inplace
 from xcbench.tree.weights import row_adagrad_step, row_axpy, row_dot
+
+INDEPENDENT, TREE, SOFTMAX = 0, 1, 2  # the loss codes of train_epoch
 
 _jit = numba.njit(cache=True, nogil=True)
 # reassociation lets LLVM vectorise the z . V_s sums (SIMD); nothing else is relaxed
@@ -48,12 +54,14 @@ def _embed(table, zero_bias, n_features, mask, Xd, indptr, indices, data, i, den
 
 @_jit
 def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, table, acc, bias,
-                bias_acc, n_features, mask, Xd, indptr, indices, data, dense, lr, tree_loss,
+                bias_acc, n_features, mask, Xd, indptr, indices, data, dense, lr, loss_code,
                 V, V_acc, embed, max_arity):
-    """One SGD pass over rows in ``order``; returns the mean hinge loss measured before
-    each step (tree loss: the shared slack; independent: the sum of node hinges)."""
+    """One SGD pass over rows in ``order``; returns the mean loss measured before each step
+    (TREE: the shared slack; INDEPENDENT: the sum of node hinges; SOFTMAX: -log p(y))."""
+    tree_loss = loss_code == TREE
+    gz = np.zeros(d_e_of(V, embed))
     scores = np.empty(max_arity)
-    d_e = V.shape[1] if embed else 0
+    d_e = d_e_of(V, embed)
     z = np.zeros(d_e)
     zero_bias = np.zeros(max(d_e, 1))
     scratch_bias, scratch_acc = np.zeros(max(d_e, 1)), np.ones(max(d_e, 1))
@@ -73,6 +81,11 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
             for q in range(s1 - s0):
                 if children[s0 + q] == r:
                     f_r = scores[q]
+            if loss_code == SOFTMAX:
+                total += _softmax_step(s0, s1, r, children, scores, table, acc, bias,
+                                       bias_acc, n_features, mask, Xd, indptr, indices, data,
+                                       i, dense, lr, z, V, V_acc, embed, gz)
+                continue
             for q in range(s1 - s0):
                 s = children[s0 + q]
                 if tree_loss:
@@ -84,6 +97,9 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
                         total += 1.0 - sign * scores[q]
                         row_adagrad_step(table, acc, bias, bias_acc, s, n_features, mask, Xd,
                                          indptr, indices, data, i, dense, -sign, lr)
+        if loss_code == SOFTMAX and embed:
+            _w_step(gz, table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, lr,
+                    scratch_bias, scratch_acc)
         if tree_loss and best_r >= 0:
             total += best
             if embed:
@@ -98,6 +114,68 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
 
 
 @_jit
+def d_e_of(V, embed):
+    """The embedding dimension d_e (0 for a plain label tree)."""
+    return V.shape[1] if embed else 0
+
+
+@_jit
+def _softmax_step(s0, s1, r, children, scores, table, acc, bias, bias_acc, n_features, mask,
+                  Xd, indptr, indices, data, i, dense, lr, z, V, V_acc, embed, gz):
+    """AdaGrad step on -log softmax(scores)[r] over the children s0:s1 of r's parent; returns
+    that loss. Plain tree: each child row moves by (p_s - [s = r]) x. Embedding tree: each V_s
+    by (p_s - [s = r]) z (one step size per node, kept in the unit ball) and the gradient for
+    z is added to gz (W's step is taken once per example, by _w_step)."""
+    log_softmax_inplace(scores, s1 - s0)
+    loss = 0.0
+    zz = 0.0
+    for e in range(z.shape[0]):
+        zz += z[e] * z[e]
+    for q in range(s1 - s0):
+        s = children[s0 + q]
+        g = math.exp(scores[q])
+        if s == r:
+            g -= 1.0
+            loss = -scores[q]
+        if embed:
+            for e in range(z.shape[0]):
+                gz[e] += g * V[s, e]
+            _v_step(V, V_acc, s, g, z, zz, lr)
+        else:
+            row_adagrad_step(table, acc, bias, bias_acc, s, n_features, mask, Xd, indptr,
+                             indices, data, i, dense, g, lr)
+    return loss
+
+
+@_jit
+def _v_step(V, V_acc, node, g, z, zz, lr):
+    """AdaGrad step on V_node for the gradient g z (one step size per node; zz = |z|^2),
+    then projection back into the unit ball."""
+    V_acc[node] += g * g * zz
+    step = lr * g / math.sqrt(V_acc[node])
+    norm = 0.0
+    for e in range(z.shape[0]):
+        V[node, e] -= step * z[e]
+        norm += V[node, e] * V[node, e]
+    if norm > 1.0:
+        scale = 1.0 / math.sqrt(norm)
+        for e in range(z.shape[0]):
+            V[node, e] *= scale
+
+
+@_jit
+def _w_step(gz, table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, lr,
+            scratch_bias, scratch_acc):
+    """AdaGrad step on W's rows for the gradient dL/dW_e = gz[e] x (z = W x has no bias: the
+    step's bias update lands in the discarded ``scratch_*`` arrays); resets gz."""
+    for e in range(gz.shape[0]):
+        if gz[e] != 0.0:
+            row_adagrad_step(table, acc, scratch_bias, scratch_acc, e, n_features, mask, Xd,
+                             indptr, indices, data, i, dense, gz[e], lr)
+        gz[e] = 0.0
+
+
+@_jit
 def _embedding_step(r, s, z, V, V_acc, table, acc, n_features, mask, Xd, indptr, indices,
                     data, i, dense, lr, scratch_bias, scratch_acc):
     """AdaGrad step on 1 - z.V_r + z.V_s for V_r, V_s (one step size per node, rows kept in
@@ -107,28 +185,19 @@ def _embedding_step(r, s, z, V, V_acc, table, acc, n_features, mask, Xd, indptr,
     diff = np.empty(d_e)
     for e in range(d_e):
         diff[e] = V[s, e] - V[r, e]
-    gz = 0.0
+    zz = 0.0
     for e in range(d_e):
-        gz += z[e] * z[e]
-    for node, sign in ((r, -1.0), (s, 1.0)):
-        V_acc[node] += gz
-        step = lr / math.sqrt(V_acc[node])
-        norm = 0.0
-        for e in range(d_e):
-            V[node, e] -= step * sign * z[e]
-            norm += V[node, e] * V[node, e]
-        if norm > 1.0:
-            scale = 1.0 / math.sqrt(norm)
-            for e in range(d_e):
-                V[node, e] *= scale
-    for e in range(d_e):
-        if diff[e] != 0.0:
-            row_adagrad_step(table, acc, scratch_bias, scratch_acc, e, n_features, mask, Xd,
-                             indptr, indices, data, i, dense, diff[e], lr)
+        zz += z[e] * z[e]
+    _v_step(V, V_acc, r, -1.0, z, zz, lr)
+    _v_step(V, V_acc, s, 1.0, z, zz, lr)
+    _w_step(diff, table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, lr,
+            scratch_bias, scratch_acc)
+
+
 @_jit
 def _beam(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
-          indices, data, dense, i, z, V, embed, scores, cand_node, cand_score, beam_node,
-          beam_score):
+          indices, data, dense, i, z, V, embed, normalized, scores, cand_node, cand_score,
+          beam_node, beam_score):
     """Beam search of width k from the root for row i (a path's score: the sum of its node
     scores); leaves it reaches stay in the beam. Fills beam_node/beam_score best first and
     returns the beam's width."""
@@ -146,6 +215,8 @@ def _beam(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd,
             s0, s1 = child_ptr[v], child_ptr[v + 1]
             _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, indices,
                          data, i, dense, z, V, embed, scores)
+            if normalized:
+                log_softmax_inplace(scores, s1 - s0)
             for q in range(s1 - s0):
                 cand_node[m], cand_score[m] = children[s0 + q], beam_score[b] + scores[q]
                 m += 1
@@ -159,13 +230,16 @@ def _beam(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd,
 
 @_jit
 def _greedy(child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
-            indices, data, dense, i, z, V, embed, scores):
-    """(leaf, summed score) of the greedy descent for row i: the best child at every node."""
+            indices, data, dense, i, z, V, embed, normalized, scores):
+    """(leaf, summed score) of the greedy descent for row i: the best child at every node
+    (normalized: scores are log-softmaxes over the children, the sum a log-probability)."""
     v, total = 0, 0.0
     while node_label[v] < 0:
         s0, s1 = child_ptr[v], child_ptr[v + 1]
         _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, indices,
                      data, i, dense, z, V, embed, scores)
+        if normalized:
+            log_softmax_inplace(scores, s1 - s0)
         best = 0
         for q in range(1, s1 - s0):
             if scores[q] > scores[best]:
@@ -177,10 +251,11 @@ def _greedy(child_ptr, children, node_label, table, bias, n_features, mask, Xd, 
 
 @_jit
 def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
-              indices, data, dense, n_rows, V, embed, max_arity):
+              indices, data, dense, n_rows, V, embed, max_arity, normalized):
     """Top-k labels per row: the greedy descent's leaf (the paper's prediction) first, then
     the best other leaves of a beam search of width k (k = 1: the greedy descent alone),
-    scores capped at the greedy one so each row stays sorted. Returns (labels, scores)
+    scores capped at the greedy one so each row stays sorted. normalized (the softmax
+    loss's probability model): the beam's leaves by log-probability, k = 1 still greedy. Returns (labels, scores)
     (n, k), padded with -1 / -inf when fewer than k leaves are reached."""
     labels = np.full((n_rows, k), -1, dtype=np.int64)
     out = np.full((n_rows, k), -np.inf)
@@ -199,13 +274,17 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
         width = 0
         if k > 1:
             width = _beam(k, child_ptr, children, node_label, table, bias, n_features, mask,
-                          Xd, indptr, indices, data, dense, i, z, V, embed, scores, cand_node,
-                          cand_score, beam_node, beam_score)
+                          Xd, indptr, indices, data, dense, i, z, V, embed, normalized, scores,
+                          cand_node, cand_score, beam_node, beam_score)
+        if normalized and k > 1:  # a probability model: the beam's leaves, most probable first
+            for b in range(width):
+                labels[i, b], out[i, b] = node_label[beam_node[b]], beam_score[b]
+            continue
         # the greedy descent's label comes first, so top-1 of every list is the prediction
         # the paper defines (a wider beam can find a higher summed score elsewhere)
         v, greedy_score = _greedy(child_ptr, children, node_label, table, bias, n_features,
                                   mask, Xd, indptr, indices, data, dense, i, z, V, embed,
-                                  scores)
+                                  normalized, scores)
         labels[i, 0], out[i, 0] = node_label[v], greedy_score
         filled = 1
         for b in range(width):
@@ -214,3 +293,29 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
                 out[i, filled] = min(beam_score[b], greedy_score)
                 filled += 1
     return labels, out
+
+
+@_jit
+def path_log_proba(y, path_ptr, path_node, parent, child_ptr, children, table, bias, n_features,
+                   mask, Xd, indptr, indices, data, dense, V, embed, max_arity):
+    """log p(y_i | x_i) per row for the softmax loss's model: the sum over the nodes r of
+    y_i's path of log softmax(children of r's parent)[r]."""
+    out = np.zeros(y.shape[0])
+    scores = np.empty(max_arity)
+    d_e = d_e_of(V, embed)
+    z = np.zeros(d_e)
+    zero_bias = np.zeros(max(d_e, 1))
+    for i in range(y.shape[0]):
+        if embed:
+            _embed(table, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
+        c = y[i]
+        for p in range(path_ptr[c], path_ptr[c + 1]):
+            r = path_node[p]
+            s0, s1 = child_ptr[parent[r]], child_ptr[parent[r] + 1]
+            _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr,
+                         indices, data, i, dense, z, V, embed, scores)
+            log_softmax_inplace(scores, s1 - s0)
+            for q in range(s1 - s0):
+                if children[s0 + q] == r:
+                    out[i] += scores[q]
+    return out

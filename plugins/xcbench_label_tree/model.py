@@ -19,6 +19,8 @@ from .structure import (build_structure, class_embedding, confusion_affinity, km
                         path_arity_sums, random_splitter, spectral_splitter)
 
 STRUCTURES = ("confusion", "kmeans", "random")
+LOSS_CODES = {"independent": kernels.INDEPENDENT, "tree": kernels.TREE,
+              "softmax": kernels.SOFTMAX}
 
 
 class LabelTree(Method):
@@ -31,8 +33,11 @@ class LabelTree(Method):
         O(K x D) for the surrogate model, so for moderate K only) or "random" (control).
     branching : children per node, or "sqrt" for ceil(sqrt(K)) (a depth-2 tree as in the
         paper's experiments).
-    loss : "tree" (Relaxation 2: shared slack over all depths, the paper's proposal) or
-        "independent" (Relaxation 1: a hinge per node).
+    loss : "tree" (Relaxation 2: shared slack over all depths, the paper's proposal),
+        "independent" (Relaxation 1: a hinge per node) or "softmax" (not in the paper: the
+        cross-entropy of each path node against its siblings; a probability model, so
+        ``log_proba`` and perplexity exist, and the multiclass hinge's collapse on data where
+        no label has p(y|x) > 1/2, such as next-word prediction, is avoided).
     epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes).
     bits : the node weight table's layout (``xcbench.tree.weights``): "auto" (dense rows when
         nodes x D x 8 bytes <= 256 MB, else hashed into 2^b slots), an int b (hashed), or None.
@@ -47,7 +52,7 @@ class LabelTree(Method):
     _parameter_constraints = {
         "structure": [StrOptions(set(STRUCTURES))],
         "branching": [Interval(Integral, 2, None, closed="left"), StrOptions({"sqrt"})],
-        "loss": [StrOptions({"tree", "independent"})],
+        "loss": [StrOptions(set(LOSS_CODES))],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
@@ -124,7 +129,7 @@ class LabelTree(Method):
             loss = kernels.train_epoch(
                 order, y, t.child_ptr, t.children, t.parent, t.path_ptr, t.path_node,
                 self.table_, acc, self.bias_, bias_acc, X.shape[1], self.mask_, Xd, indptr,
-                indices, data, dense, float(self.lr), self.loss == "tree", self.V_, V_acc,
+                indices, data, dense, float(self.lr), LOSS_CODES[self.loss], self.V_, V_acc,
                 self.embedding_dim > 0, t.max_arity)
             self.loss_curve_.append(float(loss))
         return self
@@ -155,12 +160,24 @@ class LabelTree(Method):
         return kernels.beam_topk(int(k), t.child_ptr, t.children, t.node_label, self.table_,
                                  self.bias_, self.n_features_in_, self.mask_, Xd, indptr,
                                  indices, data, dense, X.shape[0], self.V_,
-                                 self.embedding_dim > 0, t.max_arity)
+                                 self.embedding_dim > 0, t.max_arity, self.loss == "softmax")
 
     def log_proba(self, X, y):
-        raise NotImplementedError(
-            f"{type(self).__name__} scores are hinge-loss margins, not probabilities: "
-            "no perplexity is reported")
+        """log p(y | x): the product of the sibling softmaxes along y's path (loss="softmax"
+        only; the hinge losses' scores are margins, not probabilities)."""
+        if self.loss != "softmax":
+            raise NotImplementedError(
+                f"{type(self).__name__} with loss={self.loss!r} scores are hinge-loss margins, "
+                "not probabilities: no perplexity is reported (loss='softmax' defines one)")
+        self._check_fitted()
+        X = check_X(X, self.n_features_in_)
+        y, _ = check_labels(y, X.shape[0], self.n_classes_)
+        Xd, indptr, indices, data, dense = kernel_input(X)
+        t = self.tree_
+        return kernels.path_log_proba(y, t.path_ptr, t.path_node, t.parent, t.child_ptr,
+                                      t.children, self.table_, self.bias_, self.n_features_in_,
+                                      self.mask_, Xd, indptr, indices, data, dense, self.V_,
+                                      self.embedding_dim > 0, t.max_arity)
 
     def path_cost(self, X):
         """Vectors one greedy prediction evaluates: the children scored at each step of the
@@ -211,8 +228,9 @@ class LabelTree(Method):
 
 class LabelEmbeddingTree(LabelTree):
     """Label embedding tree: z = W x (d_e = ``embedding_dim``) computed once per example,
-    node s scored by z . V_s; W and V trained jointly by SGD on the tree loss (Relaxation 2)
-    with ||V_s|| <= 1. Same structures and parameters as ``LabelTree``.
+    node s scored by z . V_s; W and V trained jointly by SGD on the tree loss (Relaxation 2;
+    or ``loss="softmax"``, see ``LabelTree``) with ||V_s|| <= 1. Same structures and
+    parameters as ``LabelTree`` (``loss="independent"`` is a plain label tree's only).
 
     Memory (fit, bytes): W table 2 x 8 x S (S = d_e x D direct, or 2^bits hashed) + V and its
     sums 16 x nodes x d_e + structure O(K).
@@ -220,20 +238,17 @@ class LabelEmbeddingTree(LabelTree):
 
     _parameter_constraints = {
         **LabelTree._parameter_constraints,
+        "loss": [StrOptions({"tree", "softmax"})],
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, structure="kmeans", branching="sqrt", embedding_dim=100, epochs=5,
-                 lr=0.1, bits="auto", holdout=0.2, confusion_iter=50, random_state=None):
-        super().__init__(structure=structure, branching=branching, loss="tree", epochs=epochs,
+    def __init__(self, structure="kmeans", branching="sqrt", embedding_dim=100, loss="tree",
+                 epochs=5, lr=0.1, bits="auto", holdout=0.2, confusion_iter=50,
+                 random_state=None):
+        super().__init__(structure=structure, branching=branching, loss=loss, epochs=epochs,
                          lr=lr, bits=bits, holdout=holdout, confusion_iter=confusion_iter,
                          random_state=random_state)
         self.embedding_dim = embedding_dim
-
-    def get_params(self, deep=True):
-        params = super().get_params(deep)
-        params.pop("loss", None)
-        return params
 
     def _initial_table(self, size, rng):
         """W starts random (a zero W gives z = 0 and no gradient for V)."""
