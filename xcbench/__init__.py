@@ -10,6 +10,10 @@ The public API::
 """
 __version__ = "0.1.0"
 
+from .fork_safety import prefer_fork_safe_numba_threading  # noqa: E402
+
+prefer_fork_safe_numba_threading()  # before any numba parallel launch: cells run in forks
+
 from .hookspecs import hookimpl  # noqa: E402
 from .method import Method, MethodSpec  # noqa: E402
 from .data import Dataset, DatasetSpec, Source, load_dataset  # noqa: E402

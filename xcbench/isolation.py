@@ -106,8 +106,8 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
 
 def _death_text(exitcode, memory_limit) -> str:
     """Why a cell's process died, from its exit code: SIGKILL is what the kernel's
-    out-of-memory killer sends; any other signal came from someone else (a user, a job
-    scheduler), so it is named, not blamed on memory."""
+    out-of-memory killer sends; any other signal is named, not blamed on memory (it came
+    from a user, a job scheduler or a library in the run that stopped its own process)."""
     text = f"the run's process died (exit code {exitcode})"
     if exitcode is None or exitcode >= 0:
         return text
@@ -118,4 +118,5 @@ def _death_text(exitcode, memory_limit) -> str:
     if -exitcode == signal.SIGKILL:
         limit = f" (limit {format_gb(memory_limit)})" if memory_limit else ""
         return text + f"; killed by {name}, possibly out of memory{limit}"
-    return text + f"; killed by {name}, sent by another process"
+    return text + (f"; killed by {name} (not the out-of-memory killer's signal: a user, a "
+                   "job scheduler or a library in the run stopped it; its stderr may say why)")
