@@ -9,7 +9,8 @@ import scipy.sparse as sp
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.testing import check_method, gaussian_problem
 from xcbench_st import AdaptiveSoftmaxTree, SoftmaxTree
-from xcbench_st.init import cluster_tree, merge_levels
+from xcbench_st import init as st_init
+from xcbench_st.init import cluster_tree, divisive_leaves, merge_levels
 from xcbench_st.prune import prune
 from xcbench_st.solvers import fit_l1_logistic, fit_l1_softmax
 from xcbench_st.tao import TAOProblem, objective
@@ -353,3 +354,30 @@ def test_parameters_are_checked_by_scikit_learn_constraints():
     small = AdaptiveSoftmaxTree(depth0=1, max_stages=1).estimate_memory(1000, 50, 50_000, 20)
     large = AdaptiveSoftmaxTree(depth0=1, max_stages=4).estimate_memory(1000, 50, 50_000, 20)
     assert 0 < small < large  # deeper final trees need more
+
+
+def test_divisive_init_balances_leaves_and_keeps_similar_classes_together():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(4), 16)  # 4 far-apart groups of 16 classes
+    centres = np.array([[100.0, 0, 0], [0, 100.0, 0], [0, 0, 100.0], [-100.0, -100, -100]])
+    means = rng.normal(size=(66, 3))
+    means[:64] += centres[groups]
+    counts = np.ones(66, dtype=np.int64)
+    counts[64:] = 0  # absent classes take no leaf
+    leaf = divisive_leaves(means, counts, 4, rng)[:64]
+    sizes = np.bincount(leaf - 15, minlength=16)
+    assert sizes.min() == sizes.max() == 4
+    quarter = (leaf - 15) // 4  # the depth-2 subtree of each class
+    for g in range(4):
+        assert len(set(quarter[groups == g])) == 1
+    assert len(set(quarter)) == 4
+
+
+def test_cluster_init_beyond_the_merge_limit_uses_the_divisive_split(monkeypatch):
+    X, y = blobs(n_classes=8, per_class=10, seed=2, spread=1.0)
+    monkeypatch.setattr(st_init, "MERGE_MAX_CLUSTERS", 2)
+    tree, paths = cluster_tree(X, y, 3, 8, np.random.default_rng(0))
+    leaves = paths[:, 3]
+    assert all(len(set(leaves[y == c])) == 1 for c in range(8))  # a class, one leaf
+    assert len(set(leaves)) == 8
+    assert np.array_equal(paths[:, 2], (leaves - 1) // 2)

@@ -11,6 +11,10 @@ from .tree import Tree
 INITS = ("random", "cluster")
 INIT_FEATURES = 1024  # random init on sparse X: weights on the node's most frequent features
 SKETCH_DIM = 256  # cluster init on sparse X: class means hashed to this many dimensions
+# the paper's cluster init (k-means into L = 2^depth clusters, then pairwise merges) is used
+# while L <= MERGE_MAX_CLUSTERS and L x K <= KMEANS_MAX_WORK; beyond, divisive_leaves
+MERGE_MAX_CLUSTERS = 1024
+KMEANS_MAX_WORK = 2 ** 24
 
 
 def initial_tree(init: str, X, y, depth: int, n_classes: int, rng):
@@ -82,27 +86,12 @@ def merge_levels(means: np.ndarray, weights: np.ndarray) -> list[list[tuple[int,
     repeatedly pair the two closest clusters not yet merged at that level (Euclidean distance
     of weighted means). Returns, per level from the bottom, the (left, right) index pairs into
     that level's cluster list; the parent of pair p is cluster p of the next level. Clusters
-    with zero weight (padding) are paired last."""
+    with zero weight (padding) are paired last. One sort of a level's m(m-1)/2 distances
+    gives the greedy order: O(m^2 log m) per level, O(m^2) memory (m <= MERGE_MAX_CLUSTERS)."""
     levels = []
     means, weights = means.copy(), weights.astype(np.float64).copy()
     while len(means) > 1:
-        m = len(means)
-        sq = (means ** 2).sum(1)  # |a-b|^2 without an (m, m, D) temporary
-        dist = np.maximum(sq[:, None] + sq[None, :] - 2.0 * means @ means.T, 0.0)
-        empty = weights <= 0
-        dist[empty, :] = np.inf
-        dist[:, empty] = np.inf
-        np.fill_diagonal(dist, np.nan)
-        free, pairs = np.ones(m, dtype=bool), []
-        for _ in range(m // 2):
-            sub = np.where(free[:, None] & free[None, :], dist, np.nan)
-            if np.isfinite(sub).any():
-                a, b = np.unravel_index(np.nanargmin(np.where(np.isfinite(sub), sub, np.nan)),
-                                        sub.shape)
-            else:  # only padding (or padding + one real cluster) left
-                a, b = np.flatnonzero(free)[:2]
-            free[[a, b]] = False
-            pairs.append((int(a), int(b)))
+        pairs = _closest_free_pairs(means, weights)
         parent_w = np.array([weights[a] + weights[b] for a, b in pairs])
         parent_m = np.array([(means[a] * weights[a] + means[b] * weights[b])
                              / max(weights[a] + weights[b], 1e-300) for a, b in pairs])
@@ -111,15 +100,79 @@ def merge_levels(means: np.ndarray, weights: np.ndarray) -> list[list[tuple[int,
     return levels
 
 
+def _closest_free_pairs(means, weights) -> list[tuple[int, int]]:
+    """m/2 disjoint pairs, greedily closest first among clusters of positive weight; the
+    rest (padding, or one real cluster left with padding) paired in index order."""
+    m = len(means)
+    sq = (means ** 2).sum(1)  # |a-b|^2 without an (m, m, D) temporary
+    a_idx, b_idx = np.triu_indices(m, 1)
+    real = (weights[a_idx] > 0) & (weights[b_idx] > 0)
+    a_idx, b_idx = a_idx[real], b_idx[real]
+    dist = np.maximum(sq[a_idx] + sq[b_idx] - 2.0 * np.einsum("ij,ij->i", means[a_idx],
+                                                              means[b_idx]), 0.0)
+    free, pairs = np.ones(m, dtype=bool), []
+    for q in np.argsort(dist, kind="stable"):  # row-major order breaks ties, as before
+        a, b = a_idx[q], b_idx[q]
+        if free[a] and free[b]:
+            free[[a, b]] = False
+            pairs.append((int(a), int(b)))
+    left = np.flatnonzero(free)
+    pairs += [(int(left[j]), int(left[j + 1])) for j in range(0, len(left), 2)]
+    return pairs
+
+
+def divisive_leaves(means, counts, depth: int, rng) -> np.ndarray:
+    """Heap id of the leaf of each class (rows of ``means``; ``counts`` > 0 for present
+    classes) for a complete tree of ``depth``: top-down, each node's classes are cut in two
+    halves by count by a weighted balanced 2-means of their means (``_balanced_halves``), so
+    similar classes share subtrees. O(K x D' x depth) time and
+    O(K x D') memory: the init for trees too large for k-means into 2^depth clusters."""
+    leaf = np.zeros(len(means), dtype=np.int64)
+    groups = [(0, np.flatnonzero(counts > 0))]
+    for _ in range(depth):
+        nxt = []
+        for node, members in groups:
+            left, right = _balanced_halves(means[members], counts[members], rng)
+            nxt += [(2 * node + 1, members[left]), (2 * node + 2, members[right])]
+        groups = nxt
+    for node, members in groups:
+        leaf[members] = node
+    return leaf
+
+
+def _balanced_halves(points, weights, rng, steps: int = 10):
+    """(left, right) index arrays splitting ``points`` into halves of equal size (left gets
+    the extra one) by balanced 2-means: Lloyd steps whose assignment gives each centre half
+    the points (exactly: sort by the projection on the centres' difference, cut in the
+    middle), centres the weighted means of their halves, from two random members."""
+    n = len(points)
+    if n <= 1:
+        return np.arange(n), np.arange(0)
+    centres = points[rng.choice(n, 2, replace=False)].astype(np.float64)
+    half = (n + 1) // 2
+    order = np.arange(n)
+    for _ in range(steps):
+        previous = order[:half].copy()
+        order = np.argsort(-(points @ (centres[0] - centres[1])), kind="stable")
+        if _ and np.array_equal(np.sort(order[:half]), np.sort(previous)):
+            break
+        for c, rows in enumerate((order[:half], order[half:])):
+            centres[c] = np.average(points[rows], axis=0, weights=weights[rows])
+    return np.sort(order[:half]), np.sort(order[half:])
+
+
 def cluster_tree(X, y, depth: int, n_classes: int, rng):
     """The paper's Algorithm 2 ("ST dagger"): k-means of the class means (weighted by class
     size) into L = 2^depth clusters, a balanced merge hierarchy over them, and each training
-    point started at its class's leaf. Returns (tree, paths) where paths (N, depth+1) are the
+    point started at its class's leaf. Large trees or many classes (see MERGE_MAX_CLUSTERS,
+    KMEANS_MAX_WORK) use ``divisive_leaves`` instead, the same idea top-down. Returns (tree, paths) where paths (N, depth+1) are the
     initial reduced sets for the first TAO pass (decision weights start at zero)."""
     tree = Tree.complete(depth, X.shape[1], n_classes)
     means, counts = class_means(X, y, n_classes)
     present = np.flatnonzero(counts)
     L = 2 ** depth
+    if L > MERGE_MAX_CLUSTERS or L * len(present) > KMEANS_MAX_WORK:
+        return tree, _paths_from_leaves(divisive_leaves(means, counts, depth, rng)[y], depth)
     n_clusters = min(L, len(present))
     km = KMeans(n_clusters=n_clusters, n_init=1, random_state=int(rng.integers(2**31)))
     label = km.fit_predict(means[present], sample_weight=counts[present])
@@ -137,9 +190,13 @@ def cluster_tree(X, y, depth: int, n_classes: int, rng):
                    for p, pair in enumerate(pairs) for side, child in enumerate(pair)}
     leaf_of_class = np.zeros(n_classes, dtype=np.int64)
     leaf_of_class[present] = [heap_of[c] for c in label]
-    leaf = leaf_of_class[y]
-    paths = np.empty((len(y), depth + 1), dtype=np.int64)
+    return tree, _paths_from_leaves(leaf_of_class[y], depth)
+
+
+def _paths_from_leaves(leaf, depth: int) -> np.ndarray:
+    """(N, depth+1) heap ids from the root to each point's leaf."""
+    paths = np.empty((len(leaf), depth + 1), dtype=np.int64)
     paths[:, depth] = leaf
     for d in range(depth - 1, -1, -1):
         paths[:, d] = (paths[:, d + 1] - 1) // 2
-    return tree, paths
+    return paths
