@@ -103,6 +103,15 @@ def test_linear_map_generalises_where_the_identity_overfits():
     assert nll["linear"] < nll["identity"] - 0.5, nll
 
 
+def test_embeddings_learn_word_id_data_the_identity_cannot_read():
+    """The class is named by the first word (90% of rows) and, coarsely, by the second:
+    measured 95% accuracy with embeddings, 19% for the identity reading ids as numbers."""
+    X, y, Xt, yt = word_id_problem()
+    acc = {rep: np.mean(make_method("mary_tree", representation=rep, d_r=16, random_state=0)
+                        .fit(X, y).predict(Xt) == yt) for rep in ("identity", "embedding")}
+    assert acc["embedding"] > 0.85 and acc["embedding"] > acc["identity"] + 0.4, acc
+
+
 def test_linear_map_reads_dense_and_csr_input_alike():
     X, y, Xt, _ = gaussian_problem()
     X[X < 0.3] = 0.0  # some zeros, so the CSR copy really is sparse
