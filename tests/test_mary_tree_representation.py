@@ -60,6 +60,24 @@ def test_linear_map_gradient_matches_finite_differences():
                                                             rel=1e-5)
 
 
+def test_hashed_tables_backpropagate_the_same_gradient():
+    """bits=16: node rows and the map both hashed; dJ/dA is read through the same slots."""
+    from xcbench.tree.weights import slot
+
+    X, y, _, _ = gaussian_problem()
+    m = make_method("mary_tree", representation="linear", d_r=4, arity=3, epochs=2, bits=16,
+                    random_state=0).fit(X, y)
+    X, y = X[:6], y[:6]
+    g_r = _rep_gradient(m, X, y)
+    assert m.rep_.hashed and m.mask_ != -1
+    D = X.shape[1]
+    for k in range(4):
+        for f in range(0, D, 3):
+            entry = slot(k, f, D, m.rep_.mask)
+            assert _fd(m, X, y, entry) == pytest.approx(g_r[:, k] @ X[:, f], abs=1e-6,
+                                                        rel=1e-5)
+
+
 def test_embedding_gradient_matches_finite_differences():
     X, y, _, _ = word_id_problem()
     m = make_method("mary_tree", representation="embedding", d_r=6, arity=3, epochs=2,
