@@ -29,3 +29,25 @@ class MaryTreeDecoders(FittedModelBenchmark):
         return float(np.mean(self.model.path_cost(self.X)))
 
     track_children_scored.unit = "vectors"
+
+
+class MaryTreeRepresentations(FittedModelBenchmark):
+    """Learned 5-ary trees whose nodes score x itself or a learned d_r = 32 map r = A x
+    (computed once per example, reused at every node on the path)."""
+
+    params = (["identity", "linear"],)
+    param_names = ["representation"]
+
+    def setup_cache(self):
+        return self.fit_all()
+
+    def models(self, data):
+        return {rep: xcbench.make_method("mary_tree", arity=5, epochs=4, representation=rep,
+                                         d_r=32, random_state=0).fit(
+            data.X_train, data.y_train, n_classes=data.n_classes)
+            for rep in self.params[0]}
+
+    def track_vectors_scored(self, cache, representation):
+        return float(np.mean(self.model.path_cost(self.X)))
+
+    track_vectors_scored.unit = "vectors"

@@ -11,44 +11,115 @@ import numba
 import numpy as np
 
 from xcbench.tree.node_softmax import child_logprobs
-from xcbench.tree.weights import row_adagrad_step
+from xcbench.tree.weights import row_adagrad_step, slot
+
+from .represent import rep_step, represent_row
 
 _jit = numba.njit(cache=True, nogil=True)
+
+
+@_jit
+def path_steps(i, c, path_ptr, path_node, path_pos, child_ptr, child_slot, child_row, table,
+               acc, bias, bias_acc, n_features, mask, Xd, indptr, indices, data, row, dense, lr,
+               density, step_sums, step_counts, buf, grad_r, update):
+    """Example i of label c, whose node input is row ``row`` of (Xd | CSR parts): at every
+    node of c's path, an AdaGrad ascent step (``update``) on log g[target] (``density``) or
+    g[target] (classification), and SumProbas / Counts accumulated per path step
+    (``step_sums`` (n_steps, M) by slot, ``step_counts``). With a non-empty ``grad_r`` (dense
+    input of that width) it also adds dJ/d(input) there, taken before the node's own step:
+    path nodes are distinct, so the sum is the gradient of the whole path objective.
+    Returns -log p(c | x_i) before the steps."""
+    nll = 0.0
+    backprop = grad_r.shape[0] > 0
+    for s in range(path_ptr[c], path_ptr[c + 1]):
+        node = path_node[s]
+        m = child_logprobs(node, child_ptr, child_row, table, bias, n_features, mask, Xd,
+                           indptr, indices, data, row, dense, buf)
+        target = path_pos[s]
+        p_target = math.exp(buf[target])
+        nll -= buf[target]
+        step_counts[s] += 1.0
+        start = child_ptr[node]
+        for q in range(m):
+            p = math.exp(buf[q])
+            step_sums[s, child_slot[start + q]] += p
+            grad = (1.0 if q == target else 0.0) - p  # d log g[target] / d score_q
+            if not density:
+                grad *= p_target  # d g[target] / d score_q
+            if grad == 0.0:
+                continue
+            r = child_row[start + q]
+            if backprop:
+                for k in range(n_features):
+                    grad_r[k] += grad * table[slot(r, k, n_features, mask)]
+            if update:
+                row_adagrad_step(table, acc, bias, bias_acc, r, n_features, mask, Xd, indptr,
+                                 indices, data, row, dense, -grad, lr)
+    return nll
 
 
 @_jit
 def train_chunk(order, y, child_ptr, child_slot, child_row, path_ptr, path_node, path_pos,
                 table, acc, bias, bias_acc, n_features, mask, Xd, indptr, indices, data, dense, lr,
                 density, step_sums, step_counts, max_arity):
-    """One pass over rows ``order``: at every node of the label's path an AdaGrad ascent step
-    on log g[target] (``density``) or g[target] (classification), and SumProbas / Counts
-    accumulated per path step (``step_sums`` (n_steps, M) by slot, ``step_counts``).
-    Returns the summed -log p(y | x) before the steps."""
+    """One pass over rows ``order`` of the identity representation (nodes score x itself):
+    ``path_steps`` for each. Returns the summed -log p(y | x) before the steps."""
     buf = np.empty(max_arity)
+    no_grad = np.empty(0)
     nll = 0.0
     for t in range(order.shape[0]):
         i = order[t]
-        c = y[i]
-        for s in range(path_ptr[c], path_ptr[c + 1]):
-            node = path_node[s]
-            m = child_logprobs(node, child_ptr, child_row, table, bias, n_features, mask, Xd,
-                               indptr, indices, data, i, dense, buf)
-            target = path_pos[s]
-            p_target = math.exp(buf[target])
-            nll -= buf[target]
-            step_counts[s] += 1.0
-            start = child_ptr[node]
-            for q in range(m):
-                p = math.exp(buf[q])
-                step_sums[s, child_slot[start + q]] += p
-                grad = (1.0 if q == target else 0.0) - p  # d log g[target] / d score_q
-                if not density:
-                    grad *= p_target  # d g[target] / d score_q
-                if grad != 0.0:
-                    row_adagrad_step(table, acc, bias, bias_acc, child_row[start + q],
-                                     n_features, mask, Xd, indptr, indices, data, i, dense,
-                                     -grad, lr)
+        nll += path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot,
+                          child_row, table, acc, bias, bias_acc, n_features, mask, Xd, indptr,
+                          indices, data, i, dense, lr, density, step_sums, step_counts, buf,
+                          no_grad, True)
     return nll
+
+
+@_jit
+def train_chunk_rep(order, y, child_ptr, child_slot, child_row, path_ptr, path_node, path_pos,
+                    table, acc, bias, bias_acc, d_r, mask, rep, rep_acc, rep_mask, n_inputs, Xd,
+                    indptr, indices, data, dense, lr, density, step_sums, step_counts,
+                    max_arity):
+    """One pass over rows ``order`` with a learned representation r = A x (``represent``):
+    r computed once per example and reused at every node of the path, node steps as in
+    ``path_steps`` on r, then an AdaGrad step of A along dJ/dr x^T (the same learner)."""
+    buf = np.empty(max_arity)
+    r = np.empty((1, d_r))
+    grad_r = np.empty(d_r)
+    no_bias = np.zeros(d_r)
+    scratch = np.full((2, d_r), 1e-8)
+    nll = 0.0
+    for t in range(order.shape[0]):
+        i = order[t]
+        represent_row(rep, no_bias, d_r, n_inputs, rep_mask, Xd, indptr, indices, data, i, dense,
+                      r[0])
+        grad_r[:] = 0.0
+        nll += path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot,
+                          child_row, table, acc, bias, bias_acc, d_r, mask, r, indptr, indices,
+                          data, 0, True, lr, density, step_sums, step_counts, buf, grad_r, True)
+        rep_step(rep, rep_acc, scratch, d_r, n_inputs, rep_mask, Xd, indptr, indices, data, i,
+                 dense, grad_r, lr)
+    return nll
+
+
+@_jit
+def rep_gradient(y, child_ptr, child_slot, child_row, path_ptr, path_node, path_pos, table,
+                 bias, mask, R, density, arity, max_arity):
+    """dJ/dr (n, d_r) of each row's path objective at representations R, no step taken
+    (the backpropagated quantity of ``train_chunk_rep``, for tests and diagnostics)."""
+    n, d_r = R.shape
+    out = np.zeros((n, d_r))
+    buf = np.empty(max_arity)
+    sums = np.zeros((path_node.shape[0], arity))
+    counts = np.zeros(path_node.shape[0])
+    none_i = np.empty(0, dtype=np.int64)
+    none_f = np.empty(0)
+    for i in range(n):
+        path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot, child_row,
+                   table, table, bias, bias, d_r, mask, R, none_i, none_i, none_f, i, True, 0.0,
+                   density, sums, counts, buf, out[i], False)
+    return out
 
 
 @_jit

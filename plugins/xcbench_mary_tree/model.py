@@ -16,6 +16,7 @@ from xcbench.tree.node_softmax import path_log_proba
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
 from . import kernels
+from .represent import LearnedMap, map_bytes
 from .tree import NodeLabelStats, TreeBuilder
 
 
@@ -34,11 +35,19 @@ class MaryTree(Method):
         of training) or "random" (the initial random tree kept: the paper's control).
     epochs, lr : passes and AdaGrad step size.
     decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
-    bits : weight table layout (``xcbench.tree.weights``): "auto", an int, or None (dense).
+    representation : what the node softmaxes score: "identity" (x itself), "linear" (r = A x,
+        A a learned d_r x D map) or "embedding" (X holds word ids, one column per context
+        position, as ``ptb-words``; r = sum of learned position-tagged d_r-dim embeddings).
+        Learned maps are trained jointly by backpropagating the path objective (same AdaGrad).
+    d_r : width of a learned representation (ignored by "identity").
+    bits : weight table layout (``xcbench.tree.weights``): "auto", an int, or None (dense);
+        applies to the node weights and to a learned map's table.
 
-    Memory (fit, bytes): 2 x 8 x S for the node weights and AdaGrad sums (S = (2K' + 2) x M x D
-    when dense, 2^bits hashed) + per-(node, label) statistics 8 x (M + 2) x ~4 K x depth + the
-    tree O(K x depth). No K x D array (D features, K classes).
+    Memory (fit, bytes): 2 x 8 x S for the node weights and AdaGrad sums (S = (2K' + 2) x M x W
+    when dense, 2^bits hashed; W = D, or d_r with a learned representation) + 2 x 8 x d_r x D
+    for a linear map (d_r x C x V for embeddings of V words at C positions; hashed past 256 MB)
+    + per-(node, label) statistics 8 x (M + 2) x ~4 K x depth + the tree O(K x depth). No K x D
+    array (D features, K classes).
     """
 
     _parameter_constraints = {
@@ -50,13 +59,15 @@ class MaryTree(Method):
         "lr": [Interval(Real, 0, None, closed="neither")],
         "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
         "decoder": [StrOptions({"exact", "greedy"})],
+        "representation": [StrOptions({"identity", "linear", "embedding"})],
+        "d_r": [Interval(Integral, 1, None, closed="left")],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, arity=5, max_depth="auto", objective="density", tree="learned",
-                 epochs=5, lr=0.1, assign_per_epoch=50, decoder="exact", bits="auto",
-                 random_state=None):
+                 epochs=5, lr=0.1, assign_per_epoch=50, decoder="exact",
+                 representation="identity", d_r=100, bits="auto", random_state=None):
         self.arity = arity
         self.max_depth = max_depth
         self.objective = objective
@@ -65,6 +76,8 @@ class MaryTree(Method):
         self.lr = lr
         self.assign_per_epoch = assign_per_epoch
         self.decoder = decoder
+        self.representation = representation
+        self.d_r = d_r
         self.bits = bits
         self.random_state = random_state
 
@@ -91,11 +104,20 @@ class MaryTree(Method):
         self.tree_ = builder.build(stats)
         rows = builder.max_nodes * M
         nnz = X.nnz if sp.issparse(X) else X.size
-        size, self.mask_ = table_layout(rows, X.shape[1], self.bits,
-                                        touched_pairs=float(nnz) * M * (self.tree_.depth + 1))
+        if self.representation == "identity":
+            self.rep_, width = None, X.shape[1]
+            touched = float(nnz) * M * (self.tree_.depth + 1)
+            Xd, indptr, indices, data, dense = kernel_input(X)
+        else:
+            self.rep_ = LearnedMap.create(self.representation, X, int(self.d_r), self.bits, rng)
+            width = int(self.d_r)
+            touched = float(rows) * width
+            rep_acc = np.full(self.rep_.table.size, 1e-8)
+            Xd, indptr, indices, data, dense = self.rep_.inputs(X)
+        self.width_ = width
+        size, self.mask_ = table_layout(rows, width, self.bits, touched_pairs=touched)
         self.table_, self.bias_ = np.zeros(size), np.zeros(rows)
         acc, bias_acc = np.full(size, 1e-8), np.full(rows, 1e-8)
-        Xd, indptr, indices, data, dense = kernel_input(X)
         self.loss_curve_, self.rebuilds_ = [], 0
         learn_epochs = math.ceil(self.epochs / 2) if self.tree == "learned" else 0
         for epoch in range(int(self.epochs)):
@@ -106,11 +128,18 @@ class MaryTree(Method):
                 t = self.tree_
                 step_sums = np.zeros((len(t.path_node), M))
                 step_counts = np.zeros(len(t.path_node))
-                nll += kernels.train_chunk(
-                    chunk, y, t.child_ptr, t.child_slot, t.child_row, t.path_ptr, t.path_node,
-                    t.path_pos, self.table_, acc, self.bias_, bias_acc, X.shape[1], self.mask_,
-                    Xd, indptr, indices, data, dense, float(self.lr),
-                    self.objective == "density", step_sums, step_counts, t.max_arity)
+                tree_args = (chunk, y, t.child_ptr, t.child_slot, t.child_row, t.path_ptr,
+                             t.path_node, t.path_pos, self.table_, acc, self.bias_, bias_acc,
+                             width, self.mask_)
+                if self.rep_ is None:
+                    nll += kernels.train_chunk(
+                        *tree_args, Xd, indptr, indices, data, dense, float(self.lr),
+                        self.objective == "density", step_sums, step_counts, t.max_arity)
+                else:
+                    nll += kernels.train_chunk_rep(
+                        *tree_args, self.rep_.table, rep_acc, self.rep_.mask, self.rep_.n_inputs,
+                        Xd, indptr, indices, data, dense, float(self.lr),
+                        self.objective == "density", step_sums, step_counts, t.max_arity)
                 if epoch < learn_epochs:
                     self._rebuild(builder, stats, step_sums, step_counts, acc, bias_acc)
             self.loss_curve_.append(nll / X.shape[0])
@@ -132,7 +161,7 @@ class MaryTree(Method):
                 rows = np.arange(node * M, node * M + M)
                 self.bias_[rows], bias_acc[rows] = 0.0, 1e-8
                 if self.mask_ == DIRECT:
-                    D = self.n_features_in_
+                    D = self.width_
                     for r in rows:
                         self.table_[r * D:(r + 1) * D], acc[r * D:(r + 1) * D] = 0.0, 1e-8
 
@@ -141,16 +170,34 @@ class MaryTree(Method):
         if not hasattr(self, "tree_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
+    def _node_inputs(self, X):
+        """What the nodes score, in chunks of rows: (start, stop, kernel_input parts of rows
+        start:stop): X itself for the identity; with a learned map, the rows'
+        representations, computed once per row and reused at every node."""
+        if self.rep_ is None:
+            yield 0, X.shape[0], kernel_input(X)
+            return
+        for start in range(0, X.shape[0], self._CHUNK):
+            stop = min(start + self._CHUNK, X.shape[0])
+            yield start, stop, kernel_input(self.rep_.transform(X[start:stop]))
+
+    _CHUNK = 4096  # rows whose representations are held at once (8 x d_r bytes each)
+
     def _decode(self, X, k):
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
-        Xd, indptr, indices, data, dense = kernel_input(X)
         t = self.tree_
-        cost = np.zeros(X.shape[0])
-        labels, scores = kernels.decode_topk(
-            int(k), self.n_classes_, t.child_ptr, t.children, t.child_row,
-            self.table_, self.bias_, self.n_features_in_, self.mask_, Xd, indptr, indices, data,
-            dense, X.shape[0], t.max_arity, self.decoder == "greedy", cost)
+        n = X.shape[0]
+        labels, scores = np.empty((n, int(k)), dtype=np.int64), np.empty((n, int(k)))
+        cost = np.zeros(n)
+        for start, stop, (Xd, indptr, indices, data, dense) in self._node_inputs(X):
+            part = cost[start:stop]
+            labels[start:stop], scores[start:stop] = kernels.decode_topk(
+                int(k), self.n_classes_, t.child_ptr, t.children, t.child_row,
+                self.table_, self.bias_, self.width_, self.mask_, Xd, indptr, indices, data,
+                dense, stop - start, t.max_arity, self.decoder == "greedy", part)
+        if self.rep_ is not None:
+            cost += self.rep_.cost
         return labels, scores, cost
 
     def predict_topk(self, X, k=1):
@@ -158,25 +205,39 @@ class MaryTree(Method):
         return labels, scores
 
     def path_cost(self, X):
-        """Children scored per top-1 prediction with the current decoder."""
+        """Children scored per top-1 prediction with the current decoder, plus the vectors
+        computing a learned representation (``LearnedMap.cost``)."""
         return self._decode(X, 1)[2]
 
     def log_proba(self, X, y):
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
-        Xd, indptr, indices, data, dense = kernel_input(X)
         t = self.tree_
-        return path_log_proba(y, t.path_ptr, t.path_node, t.path_pos, t.child_ptr, t.child_row,
-                              self.table_, self.bias_, self.n_features_in_, self.mask_, Xd,
-                              indptr, indices, data, dense, t.max_arity)
+        out = np.empty(X.shape[0])
+        for start, stop, (Xd, indptr, indices, data, dense) in self._node_inputs(X):
+            out[start:stop] = path_log_proba(
+                y[start:stop], t.path_ptr, t.path_node, t.path_pos, t.child_ptr, t.child_row,
+                self.table_, self.bias_, self.width_, self.mask_, Xd, indptr, indices, data,
+                dense, t.max_arity)
+        return out
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        """Node weights and AdaGrad sums, a learned map's table (an embedding's vocabulary is
+        at most the number of ids, nnz; "auto" hashes any table past 256 MB), statistics."""
         M = int(self.arity)
         depth = self._depth(n_classes) or max(1, math.ceil(math.log(max(n_classes, 2), M))) + 1
         rows = (2 * (n_classes + M) + 2) * M
-        weights = table_bytes(rows, n_features, self.bits, float(nnz) * M * (depth + 1),
-                              copies=2)
+        if self.representation == "identity":
+            weights = table_bytes(rows, n_features, self.bits, float(nnz) * M * (depth + 1),
+                                  copies=2)
+        else:
+            d_r = int(self.d_r)
+            inputs = n_features * max(int(nnz), 1) if self.representation == "embedding" \
+                else n_features
+            weights = (table_bytes(rows, d_r, self.bits, float(rows) * d_r, copies=2)
+                       + map_bytes(d_r, inputs, nnz, self.bits)
+                       + 16 * int(nnz) + 8 * self._CHUNK * d_r)  # one-hot ids, a chunk's r
         steps = n_classes * depth
         stats = 3 * 8 * (M + 2) * 4 * steps  # store (labels move: ~4 K x depth) + merge copies
         return int(weights + 16 * rows + stats + 64 * steps + 8 * n_samples)
@@ -185,9 +246,10 @@ class MaryTree(Method):
         self._check_fitted()
         t = self.tree_
         depths = np.diff(t.path_ptr)[: self.n_classes_]
+        rep = self.rep_.table if self.rep_ is not None else np.zeros(0)
         return {
-            "n_params": int(self.table_.size + self.bias_.size),
-            "bytes": int(self.table_.nbytes + self.bias_.nbytes + t.nbytes()),
+            "n_params": int(self.table_.size + self.bias_.size + rep.size),
+            "bytes": int(self.table_.nbytes + self.bias_.nbytes + rep.nbytes + t.nbytes()),
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),
             "leaves": int(self.n_classes_),
@@ -195,6 +257,8 @@ class MaryTree(Method):
             "arity": int(self.M_),
             "rebuilds": int(self.rebuilds_),
             "hashed_weights": bool(self.mask_ != DIRECT),
+            "representation_width": int(self.width_),
+            "hashed_representation": bool(self.rep_ is not None and self.rep_.hashed),
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
             "train_nll_curve": self.loss_curve_,
