@@ -8,14 +8,14 @@ binary node has exactly one weight vector: p(first child | x) = sigmoid(w . x + 
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections import deque
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 import scipy.sparse as sp
+
+from xcbench.tree.huffman import huffman_nested
 
 
 @dataclass
@@ -111,26 +111,11 @@ def _from_nested(root, n_classes: int) -> LabelTree:
 
 
 def huffman_tree(counts, arity: int = 2) -> LabelTree:
-    """The Huffman tree of class counts (+1 each, so unseen classes get a leaf).
-
-    Repeatedly merges the ``arity`` lightest subtrees (ties broken by creation order, so
-    the tree is deterministic). For arity > 2 the first merge takes just enough subtrees
-    that every later merge is full, which keeps the code optimal.
-    """
-    if arity < 2:
-        raise ValueError(f"arity must be >= 2, got {arity}")
+    """The Huffman tree of class counts (+1 each, so unseen classes get a leaf), built by the
+    shared ``xcbench.tree.huffman.huffman_nested`` (deterministic; for arity > 2 the first
+    merge takes just enough subtrees that every later merge is full)."""
     weights = np.asarray(counts, dtype=np.float64) + 1.0
-    k = len(weights)
-    order = itertools.count()
-    heap = [(w, next(order), c) for c, w in enumerate(weights)]
-    heapq.heapify(heap)
-    first = 2 + (k - 2) % (arity - 1) if k > arity else k
-    take = first
-    while len(heap) > 1:
-        group = [heapq.heappop(heap) for _ in range(min(take, len(heap)))]
-        heapq.heappush(heap, (sum(g[0] for g in group), next(order), [g[2] for g in group]))
-        take = arity
-    return _from_nested(heap[0][2], k)
+    return _from_nested(huffman_nested(weights, arity), len(weights))
 
 
 def balanced_tree(n_classes: int, arity: int = 2, seed: int = 0) -> LabelTree:

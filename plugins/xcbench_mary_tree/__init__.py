@@ -14,8 +14,8 @@ def register_methods(register):
     register(MethodSpec(
         name="mary_tree",
         family="tree",
-        description="learned M-ary tree: node softmaxes + AssignLabels rebuilds (tree=random: "
-                    "fixed random tree); exact branch-and-bound or greedy decoding",
+        description="learned M-ary tree: node softmaxes + AssignLabels rebuilds (fixed controls: "
+                    "tree=random, tree=huffman); exact branch-and-bound or greedy decoding",
         factory=MaryTree,
         query_params={"decoder": ["exact", "greedy"]},
     ))

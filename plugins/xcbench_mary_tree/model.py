@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.huffman import huffman_nested
 from xcbench.tree.node_softmax import path_log_proba
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
@@ -32,7 +33,10 @@ class MaryTree(Method):
         (unconstrained well-formed tree, labels padded to K' = 1 mod (M - 1)).
     objective : "density" (ascend log p of the target child) or "classification" (ascend p).
     tree : "learned" (AssignLabels ``assign_per_epoch`` times per epoch during the first half
-        of training) or "random" (the initial random tree kept: the paper's control).
+        of training), "random" (the initial random tree kept: the paper's control) or
+        "huffman" (kept fixed: the M-ary Huffman tree of the training label counts + 1, the
+        paper's other control; ``max_depth=None`` pads it with zero-weight dummies so every
+        node is full, "auto" does not cap its depth, an int D refuses a deeper Huffman tree).
     epochs, lr : passes and AdaGrad step size.
     decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
     representation : what the node softmaxes score: "identity" (x itself), "linear" (r = A x,
@@ -54,7 +58,7 @@ class MaryTree(Method):
         "arity": [Interval(Integral, 2, None, closed="left")],
         "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "objective": [StrOptions({"density", "classification"})],
-        "tree": [StrOptions({"learned", "random"})],
+        "tree": [StrOptions({"learned", "random", "huffman"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
@@ -101,7 +105,7 @@ class MaryTree(Method):
         self.n_features_in_ = X.shape[1]
         builder = TreeBuilder(self.n_classes_, M, depth, rng)
         stats = NodeLabelStats(builder.n_labels, M)
-        self.tree_ = builder.build(stats)
+        self.tree_ = self._initial_tree(builder, stats, y)
         rows = builder.max_nodes * M
         nnz = X.nnz if sp.issparse(X) else X.size
         if self.representation == "identity":
@@ -145,6 +149,19 @@ class MaryTree(Method):
             self.loss_curve_.append(nll / X.shape[0])
         self.n_labels_ = builder.n_labels
         return self
+
+    def _initial_tree(self, builder, stats, y):
+        """The starting tree: random (AssignLabels on no statistics) or Huffman, fixed."""
+        if self.tree != "huffman":
+            return builder.build(stats)
+        counts = np.bincount(y, minlength=self.n_classes_) + 1.0
+        weights = np.concatenate([counts, np.zeros(builder.n_labels - self.n_classes_)])
+        tree = builder.fixed(huffman_nested(weights, self.M_))
+        if isinstance(self.max_depth, Integral) and tree.depth > self.max_depth:
+            raise ValueError(f"the Huffman tree of these label counts has depth {tree.depth} > "
+                             f"max_depth={self.max_depth}; use max_depth='auto' or None (no "
+                             "cap for tree='huffman') or a larger max_depth")
+        return tree
 
     def _rebuild(self, builder, stats, step_sums, step_counts, acc, bias_acc):
         """Fold the chunk's statistics in, run AssignLabels, reset recycled nodes."""

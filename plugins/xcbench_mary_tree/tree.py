@@ -148,6 +148,39 @@ class TreeBuilder:
         self.ids, self.last_ids = new_ids, in_use
         return self._flatten(assigned)
 
+    def fixed(self, nested) -> FlatTree:
+        """The flat tree of a given nested tree (a list is an internal node of at most M
+        children, child i in slot i; an int is a label), e.g. a Huffman tree; every label
+        < ``n_labels`` must sit at exactly one leaf. Ids are given top-down from 0; the tree is
+        meant to stay fixed (``build`` would start over from these ids)."""
+        root = nested if isinstance(nested, list) else [nested]
+        assigned, ids, next_id = {}, {}, 1
+        stack = [(0, root, 0)]
+        while stack:
+            node, kids, depth = stack.pop()
+            if not 1 <= len(kids) <= self.arity:
+                raise ValueError(f"a node of the given tree has {len(kids)} children; "
+                                 f"arity {self.arity} allows 1 to {self.arity}")
+            labels, slots = [], []
+            for slot, kid in enumerate(kids):
+                below = _labels_of(kid)
+                labels += below
+                slots += [slot] * len(below)
+                if isinstance(kid, list) and len(below) > 1:
+                    ids[(node, slot)] = next_id
+                    stack.append((next_id, kid, depth + 1))
+                    next_id += 1
+            assigned[node] = (np.array(labels, dtype=np.int64), np.array(slots, dtype=np.int64),
+                              depth)
+        if not np.array_equal(np.sort(assigned[0][0]), np.arange(self.n_labels)):
+            raise ValueError(f"the given tree must hold each of the {self.n_labels} labels "
+                             "at exactly one leaf")
+        if next_id > self.max_nodes:
+            raise ValueError(f"the given tree has {next_id} internal nodes, more than the "
+                             f"{self.max_nodes} ids available; remove single-child chains")
+        self.ids, self.last_ids, self.recycled = ids, set(assigned), []
+        return self._flatten(assigned)
+
     def _flatten(self, assigned) -> FlatTree:
         """Flat arrays from {node: (labels, slot of each label, depth)}: every (node, label)
         entry is one step of that label's path; a (node, slot) group of one label is a leaf."""
@@ -176,3 +209,17 @@ class TreeBuilder:
                         path_ptr,
                         e_node[order].astype(np.int64), pos[group_of[order]].astype(np.int64),
                         e_slot[order], nodes)
+
+
+def _labels_of(nested) -> list:
+    """The labels below a nested tree (a list is a node, an int a label)."""
+    if not isinstance(nested, list):
+        return [int(nested)]
+    out, stack = [], [nested]
+    while stack:
+        for kid in stack.pop():
+            if isinstance(kid, list):
+                stack.append(kid)
+            else:
+                out.append(int(kid))
+    return out
