@@ -65,26 +65,51 @@ def rep_step(rep, rep_acc, scratch, d_r, n_inputs, mask, Xd, indptr, indices, da
                              indptr, indices, data, i, dense, -grad_r[k], lr)
 
 
+WORD_ID_ERROR = (
+    "representation='embedding' needs X to hold non-negative integer word ids, one column per "
+    "context position (a words dataset such as ptb-words); for real-valued features use "
+    "representation='linear' or 'identity'")
+
+
 def word_ids(X) -> np.ndarray:
     """X (validated) as an int64 array of word ids; ValueError naming the fix otherwise."""
     ids = np.asarray(X.toarray() if sp.issparse(X) else X)
     if ids.size and (np.any(ids < 0) or np.any(ids != np.round(ids))):
-        raise ValueError(
-            "representation='embedding' needs X to hold non-negative integer word ids, one "
-            "column per context position (a words dataset such as ptb-words); for real-valued "
-            "features use representation='linear' or 'identity'")
+        raise ValueError(WORD_ID_ERROR)
     return ids.astype(np.int64)
 
 
-def one_hot_ids(ids: np.ndarray, vocab: int) -> sp.csr_matrix:
-    """Position-tagged one-hot CSR (n, C x vocab) of word ids: feature p x vocab + id; ids
-    >= vocab (unseen at fit) are left out."""
+def one_hot_inputs(X, vocab: int):
+    """kernel_input parts (CSR) of the position-tagged one-hot encoding of word-id rows X:
+    feature p x vocab + id; ids >= vocab (unseen at fit) are left out. Built by one compiled
+    pass, no scipy matrix (a single-row prediction pays microseconds, not a CSR build)."""
+    ids = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+    indptr, indices, valid = _one_hot(ids, vocab)
+    if not valid:
+        raise ValueError(WORD_ID_ERROR)
+    return _NO_DENSE, indptr, indices, np.ones(len(indices)), False
+
+
+_NO_DENSE = np.empty((0, 0))
+
+
+@_jit
+def _one_hot(ids, vocab):
+    """(indptr, indices, all ids valid) of the one-hot CSR of float id rows."""
     n, C = ids.shape
-    cols = np.arange(C, dtype=np.int64)[None, :] * vocab + ids
-    keep = ids < vocab
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(keep.sum(axis=1), out=indptr[1:])
-    return sp.csr_matrix((np.ones(int(indptr[-1])), cols[keep], indptr), shape=(n, C * vocab))
+    indices = np.empty(n * C, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        for p in range(C):
+            v = ids[i, p]
+            if v < 0 or v != np.floor(v):
+                return indptr, indices[:0], False
+            if v < vocab:
+                indices[m] = p * vocab + int(v)
+                m += 1
+        indptr[i + 1] = m
+    return indptr, indices[:m].copy(), True
 
 
 def map_layout(d_r: int, n_inputs: int, nnz: float, bits) -> tuple[int, int]:
@@ -133,7 +158,7 @@ class LearnedMap:
     def inputs(self, X):
         """The kernel_input parts the map reads for X (embeddings: the one-hot encoding)."""
         if self.kind == "embedding":
-            return kernel_input(one_hot_ids(word_ids(X), self.vocab))
+            return one_hot_inputs(X, self.vocab)
         return kernel_input(X)
 
     def transform(self, X) -> np.ndarray:
