@@ -4,11 +4,14 @@ Latency does not depend on how well the weights are trained (the same tree shape
 K x D product), so the models are fitted cheaply here (first 100,000 training rows, one pass or
 one L-BFGS iteration) with all K = 6,719 classes, then timed in ROUNDS rounds; each round times
 CALLS single-row predict_topk(x, 1) calls per model, models in turn, so machine load hits all
-of them alike. Prints each round's p50 per model and the p50 ratios to ova.
+of them alike; BLAS and numba run single-threaded, as in the runner's latency timing. Prints
+each round's p50 per model and the p50 ratios to ova.
 
 Usage: XCBENCH_DATA_DIR=... python latency_ratio.py
 """
+import numba
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
 from xcbench.measure import single_example_latency
@@ -27,6 +30,8 @@ models = {
 for m in models.values():
     m.fit(X, y, n_classes=ds.n_classes)
 p50 = {name: [] for name in models}
+threadpool_limits(1)  # single-threaded timing, as the runner measures latency
+numba.set_num_threads(1)
 for r in range(ROUNDS):
     for name, m in models.items():
         lat = single_example_latency(m, ds.X_test[r * CALLS:], CALLS, 50)
