@@ -1,5 +1,5 @@
 """asv benchmarks of label trees: inference speed, top-1 accuracy and path cost of
-label_tree (tree loss and independent) and label_embedding_tree."""
+label_tree (tree loss, independent, softmax) and label_embedding_tree (tree loss, softmax)."""
 import numpy as np
 
 import xcbench
@@ -10,6 +10,8 @@ CONFIGS = {
     "tree-loss": ("label_tree", {}),
     "independent": ("label_tree", {"loss": "independent"}),
     "embedding": ("label_embedding_tree", {"embedding_dim": 32}),
+    "softmax": ("label_tree", {"loss": "softmax"}),
+    "embedding-softmax": ("label_embedding_tree", {"embedding_dim": 32, "loss": "softmax"}),
 }
 
 
