@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
-from xcbench.tree.weights import row_adagrad_step, row_axpy, row_dot
+from xcbench.tree.weights import row_adagrad_step, row_dot, rows_adagrad_step, rows_dot
 
 INDEPENDENT, TREE, SOFTMAX = 0, 1, 2  # the loss codes of train_epoch
 
@@ -32,15 +32,12 @@ _jit_sum = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 @_jit_sum
 def _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, indices, data,
                  i, dense, z, V, embed, out):
-    """Scores of children[s0:s1] into out[:s1-s0]. Plain tree, dense x, direct layout and
-    consecutive child ids (as build_structure numbers them): one matrix-vector product."""
+    """Scores of children[s0:s1] into out[:s1-s0]. Plain tree with consecutive child ids (as
+    build_structure numbers them): ``rows_dot`` over their rows."""
     m = s1 - s0
-    if not embed and dense and mask < 0 and m > 0 and children[s1 - 1] - children[s0] == m - 1:
-        c0 = children[s0]
-        W = table[c0 * n_features:(c0 + m) * n_features].reshape((m, n_features))
-        out[:m] = W @ Xd[i]
-        for q in range(m):
-            out[q] += bias[c0 + q]
+    if not embed and m > 0 and children[s1 - 1] - children[s0] == m - 1:
+        rows_dot(table, bias, children[s0], n_features, mask, Xd, indptr, indices, data, i,
+                 dense, out[:m])
         return
     for q in range(s1 - s0):
         node = children[s0 + q]
@@ -56,15 +53,8 @@ def _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, in
 
 @_jit
 def _embed(table, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z):
-    """z = W x_i. Dense x with the direct layout: one matrix-vector product over W's d_e
-    rows (a BLAS gemv: about 6x faster than d_e separate row dots at d_e = 100, D = 150)."""
-    if dense and mask < 0:
-        W = table[:z.shape[0] * n_features].reshape((z.shape[0], n_features))
-        z[:] = W @ Xd[i]
-        return
-    for e in range(z.shape[0]):
-        z[e] = row_dot(table, zero_bias, e, n_features, mask, Xd, indptr, indices, data, i,
-                       dense)
+    """z = W x_i: W's d_e rows are the table's first rows (``zero_bias``: their zero biases)."""
+    rows_dot(table, zero_bias, 0, n_features, mask, Xd, indptr, indices, data, i, dense, z)
 
 
 @_jit
@@ -74,33 +64,32 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
     """One SGD pass over rows in ``order``; returns the mean loss measured before each step
     (TREE: the shared slack; INDEPENDENT: the sum of node hinges; SOFTMAX: -log p(y))."""
     tree_loss = loss_code == TREE
-    gz = np.zeros(d_e_of(V, embed))
     scores = np.empty(max_arity)
     d_e = d_e_of(V, embed)
-    z = np.zeros(d_e)
+    z, gz = np.zeros(d_e), np.zeros(d_e)
     zero_bias = np.zeros(max(d_e, 1))
-    scratch_bias, scratch_acc = np.zeros(max(d_e, 1)), np.ones(max(d_e, 1))
+    zz = 0.0  # |z|^2
     total = 0.0
     for t in range(order.shape[0]):
         i = order[t]
         c = y[i]
         if embed:
             _embed(table, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
+            zz = 0.0
+            for e in range(d_e):
+                zz += z[e] * z[e]
         best, best_r, best_s = 0.0, -1, -1
         for p in range(path_ptr[c], path_ptr[c + 1]):
             r = path_node[p]
             s0, s1 = child_ptr[parent[r]], child_ptr[parent[r] + 1]
             _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr,
                          indices, data, i, dense, z, V, embed, scores)
-            f_r = 0.0
-            for q in range(s1 - s0):
-                if children[s0 + q] == r:
-                    f_r = scores[q]
             if loss_code == SOFTMAX:
                 total += _softmax_step(s0, s1, r, children, scores, table, acc, bias,
                                        bias_acc, n_features, mask, Xd, indptr, indices, data,
-                                       i, dense, lr, z, V, V_acc, embed, gz)
+                                       i, dense, lr, z, zz, V, V_acc, embed, gz)
                 continue
+            f_r = _score_of(r, s0, s1, children, scores)
             for q in range(s1 - s0):
                 s = children[s0 + q]
                 if tree_loss:
@@ -112,20 +101,29 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
                         total += 1.0 - sign * scores[q]
                         row_adagrad_step(table, acc, bias, bias_acc, s, n_features, mask, Xd,
                                          indptr, indices, data, i, dense, -sign, lr)
-        if loss_code == SOFTMAX and embed:
-            _w_step(gz, table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, lr,
-                    scratch_bias, scratch_acc)
+        if loss_code == SOFTMAX and embed:  # W's step, once per example (z = W x)
+            rows_adagrad_step(table, acc, n_features, mask, Xd, indptr, indices, data, i,
+                              dense, gz, 1.0, lr)
+            gz[:] = 0.0
         if tree_loss and best_r >= 0:
             total += best
             if embed:
-                _embedding_step(best_r, best_s, z, V, V_acc, table, acc, n_features, mask,
-                                Xd, indptr, indices, data, i, dense, lr, scratch_bias,
-                                scratch_acc)
+                _embedding_step(best_r, best_s, z, zz, V, V_acc, table, acc, n_features,
+                                mask, Xd, indptr, indices, data, i, dense, lr)
             else:
                 for node, g in ((best_r, -1.0), (best_s, 1.0)):
                     row_adagrad_step(table, acc, bias, bias_acc, node, n_features, mask, Xd,
                                      indptr, indices, data, i, dense, g, lr)
     return total / max(order.shape[0], 1)
+
+
+@_jit
+def _score_of(r, s0, s1, children, scores):
+    """The score of child r among children[s0:s1] (scores in the same order)."""
+    for q in range(s1 - s0):
+        if children[s0 + q] == r:
+            return scores[q]
+    return 0.0
 
 
 @_jit
@@ -136,16 +134,13 @@ def d_e_of(V, embed):
 
 @_jit
 def _softmax_step(s0, s1, r, children, scores, table, acc, bias, bias_acc, n_features, mask,
-                  Xd, indptr, indices, data, i, dense, lr, z, V, V_acc, embed, gz):
+                  Xd, indptr, indices, data, i, dense, lr, z, zz, V, V_acc, embed, gz):
     """AdaGrad step on -log softmax(scores)[r] over the children s0:s1 of r's parent; returns
     that loss. Plain tree: each child row moves by (p_s - [s = r]) x. Embedding tree: each V_s
     by (p_s - [s = r]) z (one step size per node, kept in the unit ball) and the gradient for
-    z is added to gz (W's step is taken once per example, by _w_step)."""
+    z is added to gz (W's step is taken once per example, by train_epoch; zz = |z|^2)."""
     log_softmax_inplace(scores, s1 - s0)
     loss = 0.0
-    zz = 0.0
-    for e in range(z.shape[0]):
-        zz += z[e] * z[e]
     for q in range(s1 - s0):
         s = children[s0 + q]
         g = math.exp(scores[q])
@@ -179,34 +174,15 @@ def _v_step(V, V_acc, node, g, z, zz, lr):
 
 
 @_jit
-def _w_step(gz, table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, lr,
-            scratch_bias, scratch_acc):
-    """AdaGrad step on W's rows for the gradient dL/dW_e = gz[e] x (z = W x has no bias: the
-    step's bias update lands in the discarded ``scratch_*`` arrays); resets gz."""
-    for e in range(gz.shape[0]):
-        if gz[e] != 0.0:
-            row_adagrad_step(table, acc, scratch_bias, scratch_acc, e, n_features, mask, Xd,
-                             indptr, indices, data, i, dense, gz[e], lr)
-        gz[e] = 0.0
-
-
-@_jit
-def _embedding_step(r, s, z, V, V_acc, table, acc, n_features, mask, Xd, indptr, indices,
-                    data, i, dense, lr, scratch_bias, scratch_acc):
+def _embedding_step(r, s, z, zz, V, V_acc, table, acc, n_features, mask, Xd, indptr, indices,
+                    data, i, dense, lr):
     """AdaGrad step on 1 - z.V_r + z.V_s for V_r, V_s (one step size per node, rows kept in
-    the unit ball) and for W's rows (per weight: dL/dW_e = (V_s[e] - V_r[e]) x). z = W x has
-    no bias: the step's bias update lands in the discarded ``scratch_*`` arrays."""
-    d_e = z.shape[0]
-    diff = np.empty(d_e)
-    for e in range(d_e):
-        diff[e] = V[s, e] - V[r, e]
-    zz = 0.0
-    for e in range(d_e):
-        zz += z[e] * z[e]
+    the unit ball; zz = |z|^2) and for W's rows (per weight: dL/dW_e = (V_s[e] - V_r[e]) x)."""
+    diff = V[s] - V[r]
     _v_step(V, V_acc, r, -1.0, z, zz, lr)
     _v_step(V, V_acc, s, 1.0, z, zz, lr)
-    _w_step(diff, table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, lr,
-            scratch_bias, scratch_acc)
+    rows_adagrad_step(table, acc, n_features, mask, Xd, indptr, indices, data, i, dense, diff,
+                      1.0, lr)
 
 
 @_jit
@@ -270,8 +246,9 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
     """Top-k labels per row: the greedy descent's leaf (the paper's prediction) first, then
     the best other leaves of a beam search of width k (k = 1: the greedy descent alone),
     scores capped at the greedy one so each row stays sorted. normalized (the softmax
-    loss's probability model): the beam's leaves by log-probability, k = 1 still greedy. Returns (labels, scores)
-    (n, k), padded with -1 / -inf when fewer than k leaves are reached."""
+    loss's probability model): the beam's leaves by log-probability, k = 1 still greedy.
+    Returns (labels, scores) (n, k), padded with -1 / -inf when fewer than k leaves are
+    reached."""
     labels = np.full((n_rows, k), -1, dtype=np.int64)
     out = np.full((n_rows, k), -np.inf)
     cap = k * max_arity + k
@@ -280,7 +257,7 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
     beam_node = np.empty(k, dtype=np.int64)
     beam_score = np.empty(k)
     scores = np.empty(max_arity)
-    d_e = V.shape[1] if embed else 0
+    d_e = d_e_of(V, embed)
     z = np.zeros(d_e)
     zero_bias = np.zeros(max(d_e, 1))
     for i in range(n_rows):
@@ -330,7 +307,5 @@ def path_log_proba(y, path_ptr, path_node, parent, child_ptr, children, table, b
             _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr,
                          indices, data, i, dense, z, V, embed, scores)
             log_softmax_inplace(scores, s1 - s0)
-            for q in range(s1 - s0):
-                if children[s0 + q] == r:
-                    out[i] += scores[q]
+            out[i] += _score_of(r, s0, s1, children, scores)
     return out

@@ -88,7 +88,6 @@ def train_chunk_rep(order, y, child_ptr, child_slot, child_row, path_ptr, path_n
     r = np.empty((1, d_r))
     grad_r = np.empty(d_r)
     no_bias = np.zeros(d_r)
-    scratch = np.full((2, d_r), 1e-8)
     nll = 0.0
     for t in range(order.shape[0]):
         i = order[t]
@@ -98,7 +97,7 @@ def train_chunk_rep(order, y, child_ptr, child_slot, child_row, path_ptr, path_n
         nll += path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot,
                           child_row, table, acc, bias, bias_acc, d_r, mask, r, indptr, indices,
                           data, 0, True, lr, density, step_sums, step_counts, buf, grad_r, True)
-        rep_step(rep, rep_acc, scratch, d_r, n_inputs, rep_mask, Xd, indptr, indices, data, i,
+        rep_step(rep, rep_acc, d_r, n_inputs, rep_mask, Xd, indptr, indices, data, i,
                  dense, grad_r, lr)
     return nll
 

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input
-from xcbench.tree.weights import DIRECT, row_adagrad_step, row_dot, slot, table_bytes, \
+from xcbench.tree.weights import DIRECT, rows_adagrad_step, rows_dot, slot, table_bytes, \
     table_layout
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -37,9 +37,8 @@ _jit = numba.njit(cache=True, nogil=True)
 @_jit
 def represent_row(rep, no_bias, d_r, n_inputs, mask, Xd, indptr, indices, data, i, dense,
                   out):
-    """out[k] = A_k . x_i for the d_r rows of the map (``no_bias`` is zeros: r = A x)."""
-    for k in range(d_r):
-        out[k] = row_dot(rep, no_bias, k, n_inputs, mask, Xd, indptr, indices, data, i, dense)
+    """out[:d_r] = A x_i, the map's d_r rows (``no_bias`` is zeros: r = A x)."""
+    rows_dot(rep, no_bias, 0, n_inputs, mask, Xd, indptr, indices, data, i, dense, out[:d_r])
 
 
 @_jit
@@ -54,15 +53,11 @@ def represent(rep, d_r, n_inputs, mask, Xd, indptr, indices, data, dense, n_rows
 
 
 @_jit
-def rep_step(rep, rep_acc, scratch, d_r, n_inputs, mask, Xd, indptr, indices, data, i, dense,
-             grad_r, lr):
-    """AdaGrad ascent of the map along dJ/dr = ``grad_r`` for row i: dJ/dA_k = grad_r[k] x_i.
-    The toolkit's row step also moves a bias; r = A x has none, so it moves ``scratch``
-    (2, d_r), which nothing reads."""
-    for k in range(d_r):
-        if grad_r[k] != 0.0:
-            row_adagrad_step(rep, rep_acc, scratch[0], scratch[1], k, n_inputs, mask, Xd,
-                             indptr, indices, data, i, dense, -grad_r[k], lr)
+def rep_step(rep, rep_acc, d_r, n_inputs, mask, Xd, indptr, indices, data, i, dense, grad_r,
+             lr):
+    """AdaGrad ascent of the map along dJ/dr = ``grad_r`` for row i: dJ/dA_k = grad_r[k] x_i."""
+    rows_adagrad_step(rep, rep_acc, n_inputs, mask, Xd, indptr, indices, data, i, dense,
+                      grad_r[:d_r], -1.0, lr)
 
 
 WORD_ID_ERROR = (
