@@ -4,7 +4,7 @@ from report_records import record, write_store
 
 from xcbench.cli import main
 from xcbench.report.axis_scale import choose_scale, padded_limits
-from xcbench.report.plot import latency_vs_k_plot, metric_figure, pareto_front
+from xcbench.report.plot import latency_lines, latency_vs_k_plot, metric_figure, pareto_front
 
 
 def test_pareto_front_keeps_the_undominated_points_in_x_order():
@@ -83,3 +83,13 @@ def test_plot_command_names_bad_input(tmp_path, capsys, argv, message):
     write_store(tmp_path, _records())
     assert main(["plot", "--out", str(tmp_path), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_latency_vs_k_lines_join_a_method_whose_settings_change_with_k():
+    per_k = [record("st", dataset=f"fam-{k}", k=k, params={"depth": d})
+             for k, d in ((10, 3), (100, 6))]
+    swept = [record("hsm", dataset=f"fam-{k}", k=k, params={"lr": lr})
+             for k in (10, 100) for lr in (0.1, 0.2)]
+    lines = dict(latency_lines(per_k + swept))
+    assert [k for k, _ in lines["st (settings per K)"]] == [10, 100]
+    assert {"hsm (lr=0.1)", "hsm (lr=0.2)"} <= set(lines)  # two settings on one dataset

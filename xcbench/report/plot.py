@@ -188,37 +188,59 @@ def dataset_families(records: list[dict]) -> dict[str, list[str]]:
             if len({n_classes[n] for n in names}) > 1}
 
 
+def latency_lines(records: list[dict]) -> list[tuple[str, list[tuple[int, dict]]]]:
+    """(legend label, [(K, row), ...] sorted by K) per line of the latency-vs-K plot, lines
+    of two or more points. A method (with its query-time parameters, e.g. a decoder, and machine) run
+    once per dataset is one line even when its settings differ with K (a depth chosen per
+    K): the label then says "settings per K". A method run with several settings on one
+    dataset gets one line per settings instead."""
+    n_classes = {r["dataset"]: (r.get("dataset_stats") or {}).get("n_classes") for r in records}
+    query_names = {r["method"]: set(r.get("query_params") or {}) for r in records}
+    groups: dict[tuple, list[dict]] = {}
+    for row in group_rows(records):
+        if math.isfinite(row["values"]["p50"][0]) and n_classes.get(row["dataset"]):
+            query = {k: v for k, v in row["params"].items() if k in query_names[row["method"]]}
+            groups.setdefault((row["method"], params_label(query), row["machine"]),
+                              []).append(row)
+    lines: dict[tuple, list[tuple[int, dict]]] = {}
+    for (method, query, machine), rows in groups.items():
+        if len({r["dataset"] for r in rows}) == len(rows):
+            same = len({params_label(r["params"]) for r in rows}) == 1
+            label = (f"{method} ({params_label(rows[0]['params'])})" if same else
+                     f"{method} ({'' if query == 'defaults' else query + ', '}settings per K)")
+            lines[(label, machine)] = [(n_classes[r["dataset"]], r) for r in rows]
+        else:
+            for r in rows:
+                lines.setdefault((row_label(r), machine), []).append((n_classes[r["dataset"]], r))
+    return [(label, sorted(points, key=lambda p: p[0]))
+            for (label, _), points in sorted(lines.items()) if len(points) > 1]
+
+
 def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
     """Save a PNG of p50 single-example latency (ms) against the number of classes K, one
-    line per method, params and machine, with the latency spread as error bars; False if
-    no line has two points."""
+    line per method (see ``latency_lines``) and machine, with the latency spread as error
+    bars; False if no line has two points."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     p50 = get_column("p50")
-    n_classes = {r["dataset"]: (r.get("dataset_stats") or {}).get("n_classes") for r in records}
-    lines: dict[tuple, list] = {}
-    for row in group_rows(records):
-        if math.isfinite(row["values"]["p50"][0]) and n_classes.get(row["dataset"]):
-            key = (row["method"], params_label(row["params"]), row["machine"])
-            lines.setdefault(key, []).append((n_classes[row["dataset"]], row))
-    lines = {key: sorted(points, key=lambda p: p[0])
-             for key, points in sorted(lines.items()) if len(points) > 1}
+    lines = latency_lines(records)
     if not lines:
         return False
     fig, ax = plt.subplots(figsize=(9, 4.8), dpi=120)
-    firsts = [points[0][1] for points in lines.values()]
+    firsts = [points[0][1] for _, points in lines]
     names = _machine_names(firsts)
     all_ms, all_ks = [], []
-    for points, (colour, marker) in zip(lines.values(), row_styles(firsts)):
+    for (label, points), (colour, marker) in zip(lines, row_styles(firsts)):
         ks = [k for k, _ in points]
         bars = [value_and_bar(row, p50) for _, row in points]
         ms = [v for v, _ in bars]
         yerr = [[b[0] if b else 0 for _, b in bars], [b[1] if b else 0 for _, b in bars]]
+        machine = points[0][1]["machine"]
         ax.errorbar(ks, ms, yerr=yerr, marker=marker, color=colour, capsize=3,
-                    label=row_label(points[0][1], names))
+                    label=f"{label}, {names[machine]}" if names else label)
         all_ms += bars
         all_ks += ks
     xscale = apply_scale(ax, "x", min(all_ks), max(all_ks))
