@@ -74,7 +74,8 @@ def test_huffman_expected_depth_within_one_of_entropy(arity):
 
 
 def test_other_trees_cover_every_class_once():
-    for tree in (balanced_tree(37, 3), kmeans_tree(np.random.default_rng(0).normal(size=(37, 4)))):
+    means = np.random.default_rng(0).normal(size=(37, 4))
+    for tree in (balanced_tree(37, 3), kmeans_tree(means), kmeans_tree(sp.csr_matrix(means))):
         leaves = sorted(-tree.children[tree.children < 0] - 1)
         assert leaves == list(range(37))
 

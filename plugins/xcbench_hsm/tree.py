@@ -160,4 +160,5 @@ def kmeans_tree(class_means: np.ndarray, arity: int = 2, seed: int = 0,
             groups = np.array_split(ids, k)
         return [build(g) for g in groups]
 
-    return _from_nested(build(np.arange(len(class_means))), len(class_means))
+    n_classes = class_means.shape[0]
+    return _from_nested(build(np.arange(n_classes)), n_classes)
