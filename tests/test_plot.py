@@ -85,7 +85,7 @@ def test_plot_command_names_bad_input(tmp_path, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-def test_latency_vs_k_lines_join_a_method_whose_settings_change_with_k():
+def test_latency_vs_k_lines_join_a_method_whose_settings_change_with_k(tmp_path):
     per_k = [record("st", dataset=f"fam-{k}", k=k, params={"depth": d})
              for k, d in ((10, 3), (100, 6))]
     swept = [record("hsm", dataset=f"fam-{k}", k=k, params={"lr": lr})
@@ -93,3 +93,6 @@ def test_latency_vs_k_lines_join_a_method_whose_settings_change_with_k():
     lines = dict(latency_lines(per_k + swept))
     assert [k for k, _ in lines["st (settings per K)"]] == [10, 100]
     assert {"hsm (lr=0.1)", "hsm (lr=0.2)"} <= set(lines)  # two settings on one dataset
+    single = [record("ova", dataset="fam-10", k=10)]
+    assert dict(latency_lines(per_k + single))["ova (defaults)"][0][0] == 10  # one K: a point
+    assert not latency_vs_k_plot(single, tmp_path / "none.png")  # no line of two points

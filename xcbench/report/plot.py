@@ -189,11 +189,12 @@ def dataset_families(records: list[dict]) -> dict[str, list[str]]:
 
 
 def latency_lines(records: list[dict]) -> list[tuple[str, list[tuple[int, dict]]]]:
-    """(legend label, [(K, row), ...] sorted by K) per line of the latency-vs-K plot, lines
-    of two or more points. A method (with its query-time parameters, e.g. a decoder, and machine) run
-    once per dataset is one line even when its settings differ with K (a depth chosen per
-    K): the label then says "settings per K". A method run with several settings on one
-    dataset gets one line per settings instead."""
+    """(legend label, [(K, row), ...] sorted by K) per line of the latency-vs-K plot; a
+    single point where a method ran at one K only (e.g. a flat baseline refused beyond it).
+    A method (with its query-time parameters, e.g. a decoder, and machine) run once per
+    dataset is one line even when its settings differ with K (a depth chosen per K): the
+    label then says "settings per K". A method run with several settings on one dataset
+    gets one line per settings instead."""
     n_classes = {r["dataset"]: (r.get("dataset_stats") or {}).get("n_classes") for r in records}
     query_names = {r["method"]: set(r.get("query_params") or {}) for r in records}
     groups: dict[tuple, list[dict]] = {}
@@ -213,7 +214,7 @@ def latency_lines(records: list[dict]) -> list[tuple[str, list[tuple[int, dict]]
             for r in rows:
                 lines.setdefault((row_label(r), machine), []).append((n_classes[r["dataset"]], r))
     return [(label, sorted(points, key=lambda p: p[0]))
-            for (label, _), points in sorted(lines.items()) if len(points) > 1]
+            for (label, _), points in sorted(lines.items())]
 
 
 def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
@@ -227,7 +228,7 @@ def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
 
     p50 = get_column("p50")
     lines = latency_lines(records)
-    if not lines:
+    if not any(len(points) > 1 for _, points in lines):
         return False
     fig, ax = plt.subplots(figsize=(9, 4.8), dpi=120)
     firsts = [points[0][1] for _, points in lines]
