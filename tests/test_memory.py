@@ -17,6 +17,7 @@ def test_default_limit_is_a_share_of_available_ram():
     limit = default_memory_limit()
     assert limit is None or limit > 0
     assert format_gb(12.3e9) == "12.3 GB"
+    assert format_gb(5.0912e13) == "50,900 GB"  # no exponent in a refusal message
 
 
 def test_a_memory_limit_too_small_to_start_a_run_is_refused_up_front(tmp_path, capsys):

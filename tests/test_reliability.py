@@ -400,7 +400,7 @@ def test_memory_guard_refuses_and_caps(tmp_path, fresh_plugins):
     by = {(r["method"], r["params"].get("megabytes")): r for r in records}
     refused = by[("greedy", None)]
     assert refused["status"] == "refused"
-    assert refused["error"].startswith("would need ~1e+06 GB (limit 0.315 GB);")
+    assert refused["error"].startswith("would need ~1,000,000 GB (limit 0.315 GB);")
     assert "--memory-limit" in refused["error"]
     assert by[("hog", 2000)]["status"] == "error"
     assert "exceeded the memory limit of 0.315 GB" in by[("hog", 2000)]["error"]

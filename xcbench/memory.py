@@ -27,8 +27,10 @@ def parse_size(text) -> int:
 
 
 def format_gb(n_bytes: float) -> str:
-    """``n_bytes`` as GB with 3 significant digits, e.g. ``'12.3 GB'``."""
-    return f"{n_bytes / 1e9:.3g} GB"
+    """``n_bytes`` as GB with 3 significant digits, e.g. ``'12.3 GB'``, and no exponent
+    for large amounts (``'50,900 GB'``, not ``'5.09e+04 GB'``)."""
+    gb = float(f"{n_bytes / 1e9:.3g}")
+    return f"{gb:,.0f} GB" if gb >= 1000 else f"{gb:.3g} GB"
 
 
 def _proc_status_kb(field: str, pid: int | str = "self") -> int | None:
