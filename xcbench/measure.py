@@ -20,6 +20,9 @@ def time_call(fn, *args, **kwargs):
 
 def single_rows(X, n: int) -> list:
     """``n`` one-row slices of X (cycling through its rows), prepared before timing."""
+    if X.shape[0] == 0:
+        raise ValueError("cannot time single-example calls on X with 0 rows; pass at least "
+                         "one test row")
     idx = np.arange(n) % X.shape[0]
     if sp.issparse(X):
         X = sp.csr_matrix(X)
