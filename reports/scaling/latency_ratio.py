@@ -1,0 +1,52 @@
+"""Single-example latency at K = 1,000 vs K = 100,000 (synthetic-sparse-1k / -100k) for the
+tree methods that are cheap to fit, interleaved in one process.
+
+Each method is fitted on both datasets with this report's settings (README), then timed in
+ROUNDS rounds; a round times CALLS single-row predict_topk(x, 1) calls per model, models in
+turn, so machine load hits both sizes alike; single-threaded, as the runner times latency.
+Prints each round's p50 per model and the median ratio p50(100k) / p50(1k) (target <= 2).
+
+Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [method ...]   (default: lomtree hsm; recall_tree and st take 10-15 min to fit at 100k)
+"""
+import sys
+
+import numba
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from xcbench import load_dataset, make_method
+from xcbench.measure import single_example_latency
+
+ROUNDS, CALLS = 5, 1000
+SETTINGS = {  # per method: parameters shared by both K, then per-K ones (README)
+    "lomtree": ({"passes": "auto"}, {}),
+    "hsm": ({"lr": 0.2, "decoder": "greedy"}, {}),
+    "recall_tree": ({}, {}),
+    "st": ({"init": "cluster", "alpha": 1.0, "n_iter": 1},
+           {"synthetic-sparse-1k": {"depth": 6}, "synthetic-sparse-100k": {"depth": 12}}),
+}
+methods = sys.argv[1:] or ["lomtree", "hsm"]
+data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
+models = {}
+for method in methods:
+    shared, per_k = SETTINGS[method]
+    for name, ds in data.items():
+        m = make_method(method, random_state=0, **shared, **per_k.get(name, {}))
+        m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+        models[(method, name)] = m
+        print(f"fitted {method} on {name}", flush=True)
+threadpool_limits(1)
+numba.set_num_threads(1)
+p50 = {key: [] for key in models}
+for r in range(ROUNDS):
+    for (method, name), m in models.items():
+        X_test = data[name].X_test  # a different block of test rows each round
+        lat = single_example_latency(m, X_test[(r * CALLS) % X_test.shape[0]:], CALLS, 50)
+        p50[(method, name)].append(float(np.median(lat)) * 1e3)
+print(f"p50 (ms) per round, {ROUNDS} rounds x {CALLS} calls, models interleaved:")
+for method in methods:
+    small, large = p50[(method, "synthetic-sparse-1k")], p50[(method, "synthetic-sparse-100k")]
+    ratios = np.array(large) / np.array(small)
+    print(f"  {method:8s} 1k: {' '.join(f'{v:.4f}' for v in small)}  100k: "
+          f"{' '.join(f'{v:.4f}' for v in large)}  ratio median {np.median(ratios):.2f} "
+          f"(min {ratios.min():.2f}, max {ratios.max():.2f})")
