@@ -53,6 +53,7 @@ class RunOptions:
     latency_calls: int = 1000
     latency_warmup: int = 50
     throughput_repeats: int = 3
+    throughput_budget: float = 60.0  # seconds; no further batch repeat once reached
     topk: int = 5
     smoothing_epsilon: float = DEFAULT_SMOOTHING_EPSILON
     isolate: bool = True
@@ -72,6 +73,7 @@ class RunOptions:
             "latency_calls": [Interval(Integral, 1, None, closed="left")],
             "latency_warmup": [Interval(Integral, 0, None, closed="left")],
             "throughput_repeats": [Interval(Integral, 1, None, closed="left")],
+            "throughput_budget": [Interval(Real, 0, None, closed="neither")],
             "topk": [Interval(Integral, 1, None, closed="left")],
             "smoothing_epsilon": [Interval(Real, 0, 1, closed="neither")],
             "isolate": ["boolean"],
@@ -156,7 +158,8 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
         check_support_output(support, n, dataset.n_classes)
     metrics = quality_metrics(labels, y, log_p, support, dataset.n_classes,
                               epsilon=options.smoothing_epsilon)
-    batch_seconds = batch_throughput(method, X, k, options.throughput_repeats)
+    batch_seconds = batch_throughput(method, X, k, options.throughput_repeats,
+                                     options.throughput_budget)
     latency = single_example_latency(method, X, options.latency_calls,
                                      options.latency_warmup, k=1)
     summary = {"throughput_per_s": float(n / np.median(batch_seconds)),
