@@ -33,8 +33,13 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 def row_label(row: dict, machine_names: dict | None = None) -> str:
     """Legend text of a row: method (params), and its machine's name from
     ``machine_names`` when given (plots that mix machines)."""
-    text = f"{row['method']} ({params_label(row['params'])})"
-    return f"{text}, {machine_names[row['machine']]}" if machine_names else text
+    return with_machine(f"{row['method']} ({params_label(row['params'])})", row["machine"],
+                        machine_names)
+
+
+def with_machine(text: str, machine: str, machine_names: dict | None) -> str:
+    """``text``, followed by the machine's short name when ``machine_names`` is given."""
+    return f"{text}, {machine_names[machine]}" if machine_names else text
 
 
 def _machine_names(rows: list[dict]) -> dict | None:
@@ -207,7 +212,7 @@ def latency_lines(records: list[dict]) -> list[tuple[str, list[tuple[int, dict]]
     for (method, query, machine), rows in groups.items():
         if len({r["dataset"] for r in rows}) == len(rows):
             same = len({params_label(r["params"]) for r in rows}) == 1
-            label = (f"{method} ({params_label(rows[0]['params'])})" if same else
+            label = (row_label(rows[0]) if same else
                      f"{method} ({'' if query == 'defaults' else query + ', '}settings per K)")
             lines[(label, machine)] = [(n_classes[r["dataset"]], r) for r in rows]
         else:
@@ -239,9 +244,8 @@ def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
         bars = [value_and_bar(row, p50) for _, row in points]
         ms = [v for v, _ in bars]
         yerr = [[b[0] if b else 0 for _, b in bars], [b[1] if b else 0 for _, b in bars]]
-        machine = points[0][1]["machine"]
         ax.errorbar(ks, ms, yerr=yerr, marker=marker, color=colour, capsize=3,
-                    label=f"{label}, {names[machine]}" if names else label)
+                    label=with_machine(label, points[0][1]["machine"], names))
         all_ms += bars
         all_ks += ks
     xscale = apply_scale(ax, "x", min(all_ks), max(all_ks))
