@@ -47,6 +47,23 @@ def single_example_latency(method, X, n_calls: int = 1000, n_warmup: int = 50,
     return out * 1e-9
 
 
+def interleaved_p50(models: dict, test_rows: dict, rounds: int = 5, calls: int = 1000,
+                    warmup: int = 50) -> dict:
+    """{key: p50 single-example latency (ms) per round} of ``models`` timed in turn within
+    each round, so machine load hits them alike (for latency ratios between models on a
+    busy machine). Round r times ``calls`` predict_topk(x, 1) calls (after ``warmup``) on the
+    rows of ``test_rows[key]`` from row r x calls on, cycling through all of them."""
+    p50 = {key: [] for key in models}
+    for r in range(rounds):
+        for key, method in models.items():
+            X = test_rows[key]
+            if X.shape[0]:  # (no rows: single_example_latency names the problem)
+                X = X[(r * calls + np.arange(warmup + calls)) % X.shape[0]]
+            seconds = single_example_latency(method, X, calls, warmup)
+            p50[key].append(float(np.median(seconds)) * 1e3)
+    return p50
+
+
 def batch_throughput(method, X, k: int = 5, repeats: int = 3,
                      budget_seconds: float | None = None) -> np.ndarray:
     """Wall seconds of ``predict_topk(X, k)`` on the whole batch, one entry per repeat.

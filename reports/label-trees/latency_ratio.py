@@ -14,7 +14,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
-from xcbench.measure import single_example_latency
+from xcbench.measure import interleaved_p50
 
 ROUNDS, CALLS, ROWS = 5, 1000, 100_000
 
@@ -29,13 +29,9 @@ models = {
 }
 for m in models.values():
     m.fit(X, y, n_classes=ds.n_classes)
-p50 = {name: [] for name in models}
 threadpool_limits(1)  # single-threaded timing, as the runner measures latency
 numba.set_num_threads(1)
-for r in range(ROUNDS):
-    for name, m in models.items():
-        lat = single_example_latency(m, ds.X_test[r * CALLS:], CALLS, 50)
-        p50[name].append(float(np.median(lat)) * 1e3)
+p50 = interleaved_p50(models, {name: ds.X_test for name in models}, ROUNDS, CALLS)
 print(f"p50 (ms) per round, {ROUNDS} rounds x {CALLS} calls, models interleaved:")
 for name, values in p50.items():
     ratios = np.array(p50["ova"]) / np.array(values)

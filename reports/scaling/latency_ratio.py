@@ -15,7 +15,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
-from xcbench.measure import single_example_latency
+from xcbench.measure import interleaved_p50
 
 ROUNDS, CALLS = 5, 1000
 SETTINGS = {  # per method: parameters shared by both K, then per-K ones (README)
@@ -37,12 +37,7 @@ for method in methods:
         print(f"fitted {method} on {name}", flush=True)
 threadpool_limits(1)
 numba.set_num_threads(1)
-p50 = {key: [] for key in models}
-for r in range(ROUNDS):
-    for (method, name), m in models.items():
-        X_test = data[name].X_test  # a different block of test rows each round
-        lat = single_example_latency(m, X_test[(r * CALLS) % X_test.shape[0]:], CALLS, 50)
-        p50[(method, name)].append(float(np.median(lat)) * 1e3)
+p50 = interleaved_p50(models, {key: data[key[1]].X_test for key in models}, ROUNDS, CALLS)
 print(f"p50 (ms) per round, {ROUNDS} rounds x {CALLS} calls, models interleaved:")
 for method in methods:
     small, large = p50[(method, "synthetic-sparse-1k")], p50[(method, "synthetic-sparse-100k")]
