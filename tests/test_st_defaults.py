@@ -84,3 +84,20 @@ def test_search_memory_is_counted_and_auto_is_st_only():
         SoftmaxTree(alpha="tuned")._validate_params()
     with pytest.raises(ValueError, match="alpha"):
         AdaptiveSoftmaxTree(alpha="auto")._validate_params()
+
+
+def test_auto_depth_keeps_8_until_the_leaves_cannot_hold_every_class():
+    from xcbench_st.model import auto_depth
+    assert SoftmaxTree().depth == "auto"
+    assert [auto_depth(K, 50) for K in (26, 1_000, 10_000, 12_800)] == [8, 8, 8, 8]
+    assert auto_depth(12_801, 50) == 9 and auto_depth(100_000, 50) == 11
+    assert auto_depth(105_033, 300) == 9  # the paper's ODP setting
+    assert all(50 * 2 ** auto_depth(K, 50) >= K for K in (10 ** 5, 10 ** 6, 3 * 10 ** 6))
+
+
+def test_auto_depth_is_the_fitted_depth_and_sizes_the_memory_estimate():
+    X, y = _problem()
+    model = SoftmaxTree(**{**SMALL, "depth": "auto", "k": 2, "alpha": 1.0, "n_iter": 1})
+    assert model.estimate_memory(400, 5, 2000, 3000) > model.estimate_memory(400, 5, 2000, 6)
+    model.fit(X, y)
+    assert model.depth_ == 8 and model.stats()["depth"] <= 8

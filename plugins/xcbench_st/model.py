@@ -1,6 +1,7 @@
 """Softmax tree (``st``): a complete oblique tree with k-class softmax leaves, trained by TAO."""
 from __future__ import annotations
 
+import math
 import sys
 import time
 from numbers import Integral, Real
@@ -162,10 +163,24 @@ class TreeInference:
             print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
 
 
+MIN_AUTO_DEPTH = 8  # the paper's PTB depth for k = 50; every shipped dataset with K <= 12,800
+
+
+def auto_depth(n_classes: int, k: int) -> int:
+    """``depth="auto"``: the smallest depth >= MIN_AUTO_DEPTH whose 2^depth leaves of k classes
+    can hold every class (k 2^depth >= K, the condition the adaptive-softmax-tree paper states
+    and the softmax-tree paper's text runs follow: ODP, K = 105,033, used k = 300 and depth 9).
+    A fixed depth 8 with k = 50 has 12,800 leaf slots, so at K = 1e5 most classes could not be
+    predicted at all; K <= 12,800 keeps depth 8."""
+    return int(min(30, max(MIN_AUTO_DEPTH, math.ceil(math.log2(max(n_classes, 1) / k)))))
+
+
 class SoftmaxTree(TreeInference, Method):
     """Softmax tree trained by TAO (Zharmagambetov, Gabidolla & Carreira-Perpinan 2021).
 
-    Build parameters: ``k`` classes per leaf, ``depth`` (Delta) of the initial complete tree,
+    Build parameters: ``k`` classes per leaf, ``depth`` (Delta) of the initial complete tree
+    (default ``"auto"``: 8, deeper only when K > k 2^8, see ``auto_depth``; the choice is
+    ``depth_``),
     ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1; default ``"auto"``:
     picked from ``AUTO_ALPHAS`` on a 10% validation split, as the paper did, see
     ``alpha_search.py``; the choice is ``alpha_``), ``n_iter`` TAO
@@ -195,12 +210,12 @@ class SoftmaxTree(TreeInference, Method):
         **SHARED_CONSTRAINTS,
         "alpha": [*SHARED_CONSTRAINTS["alpha"], StrOptions({"auto"})],
         "k": [Interval(Integral, 1, None, closed="left")],
-        "depth": [Interval(Integral, 0, 30, closed="both")],
+        "depth": [Interval(Integral, 0, 30, closed="both"), StrOptions({"auto"})],
         "n_iter": [Interval(Integral, 0, None, closed="left")],
         "init": [StrOptions(set(INITS))],
     }
 
-    def __init__(self, k=50, depth=8, alpha="auto", n_iter=20, loss="01", beta=100.0,
+    def __init__(self, k=50, depth="auto", alpha="auto", n_iter=20, loss="01", beta=100.0,
                  init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
                  leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
@@ -223,8 +238,12 @@ class SoftmaxTree(TreeInference, Method):
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         fit = self._fit_memory(n_samples, n_features, nnz, n_classes, int(self.k),
-                               int(self.depth))
+                               self._depth(n_classes))
         return fit + (search_memory(n_samples, n_features, nnz) if self.alpha == "auto" else 0)
+
+    def _depth(self, n_classes) -> int:
+        """``depth``, or for ``"auto"`` the paper's rule (see ``auto_depth``)."""
+        return auto_depth(n_classes, int(self.k)) if self.depth == "auto" else int(self.depth)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -241,7 +260,8 @@ class SoftmaxTree(TreeInference, Method):
         prob.seconds["alpha_search"] = search_seconds
         start = time.perf_counter()
         with threadpool_limits(1):  # parallelism is across nodes (n_jobs), not inside BLAS
-            tree, paths = initial_tree(self.init, X, y, int(self.depth), self.n_classes_, rng)
+            self.depth_ = self._depth(self.n_classes_)
+            tree, paths = initial_tree(self.init, X, y, self.depth_, self.n_classes_, rng)
             prob.seconds["init"] += time.perf_counter() - start
             self.objective_curve_ = []
             self._tao_passes(tree, prob, self.n_iter, paths, start=start)
