@@ -6,7 +6,9 @@ ROUNDS rounds; a round times CALLS single-row predict_topk(x, 1) calls per model
 turn, so machine load hits both sizes alike; single-threaded, as the runner times latency.
 Prints each round's p50 per model and the median ratio p50(100k) / p50(1k) (target <= 2).
 
-Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [method ...]   (default: lomtree hsm; recall_tree and st take 10-15 min to fit at 100k)
+Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [model ...]   (default: lomtree hsm; the
+others take 10-30 min each to fit at 100k). A model is a method name, or a key of SETTINGS
+that names a method with other settings (e.g. "label_tree:branching=32").
 """
 import sys
 
@@ -18,12 +20,16 @@ from xcbench import load_dataset, make_method
 from xcbench.measure import interleaved_p50
 
 ROUNDS, CALLS = 5, 1000
-SETTINGS = {  # per method: parameters shared by both K, then per-K ones (README)
+SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "lomtree": ({"passes": "auto"}, {}),
     "hsm": ({"lr": 0.2, "decoder": "greedy"}, {}),
     "recall_tree": ({}, {}),
     "st": ({"init": "cluster", "alpha": 1.0, "n_iter": 1},
            {"synthetic-sparse-1k": {"depth": 6}, "synthetic-sparse-100k": {"depth": 12}}),
+    "label_tree": ({}, {}),
+    "label_tree:branching=32": ({"branching": 32}, {}),
+    "label_embedding_tree": ({}, {}),
+    "label_embedding_tree:branching=32": ({"branching": 32}, {}),
 }
 methods = sys.argv[1:] or ["lomtree", "hsm"]
 data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
@@ -31,7 +37,7 @@ models = {}
 for method in methods:
     shared, per_k = SETTINGS[method]
     for name, ds in data.items():
-        m = make_method(method, random_state=0, **shared, **per_k.get(name, {}))
+        m = make_method(method.split(":")[0], random_state=0, **shared, **per_k.get(name, {}))
         m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
         models[(method, name)] = m
         print(f"fitted {method} on {name}", flush=True)
@@ -42,6 +48,6 @@ print(f"p50 (ms) per round, {ROUNDS} rounds x {CALLS} calls, models interleaved:
 for method in methods:
     small, large = p50[(method, "synthetic-sparse-1k")], p50[(method, "synthetic-sparse-100k")]
     ratios = np.array(large) / np.array(small)
-    print(f"  {method:8s} 1k: {' '.join(f'{v:.4f}' for v in small)}  100k: "
+    print(f"  {method} 1k: {' '.join(f'{v:.4f}' for v in small)}  100k: "
           f"{' '.join(f'{v:.4f}' for v in large)}  ratio median {np.median(ratios):.2f} "
           f"(min {ratios.min():.2f}, max {ratios.max():.2f})")
