@@ -6,7 +6,14 @@ regressor, row ``row_of[j]`` of a flat table (``xcbench.tree.linear``), used whi
 internal; in sparse label statistics (``xcbench.tree.label_stats``, aux columns 1: score
 sum m, 2: score count n) per label seen at j its count l, m and n, so e_j(y) = m/n;
 ``E[j]`` = (score sum, count) giving E_j; ``C`` (leaf: examples that ended there; internal:
-min over its subtree's leaves).
+min over its subtree's leaves); with VW's update, ``gd[j]`` its regressor's own [examples,
+norm sum] (VW >= 9.10's gd keeps one per sub-model: ``gd_per_model_states``).
+
+As VW's gd under ``--log_multi``, a regressor's loss and step are taken at its output clipped
+to the label range [-1, 1] (VW clips predictions to [min_label, max_label], which its scorer
+widens to the +-1 labels): an output already beyond its target is left alone (a hinge-like
+loss, not median regression to +-1); the output used afterwards (E_j, e_j(y), the branch) is
+the raw one, recomputed after the step as VW predicts again.
 """
 import numba
 import numpy as np
@@ -41,12 +48,14 @@ def _refresh_C(j, left, right, parent, C):
 
 
 @_jit
-def _reset(j, stats, E, row_of, wa, n_cols, mask, state):
+def _reset(j, stats, E, row_of, wa, n_cols, mask, state, gd):
     """A fresh node j: no label statistics, E_j = 0, a zero regressor (hashed tables: a new
-    row id, see ``clear_row``)."""
+    row id, see ``clear_row``) with a fresh normalizer state."""
     ls.clear_node(stats, j)
     E[j, 0] = 0.0
     E[j, 1] = 0.0
+    gd[j, 0] = 0.0
+    gd[j, 1] = 0.0
     if mask < 0:
         clear_row(wa, row_of[j], n_cols, mask)
     else:
@@ -68,7 +77,7 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
                lr, loss, gd):
     """One online pass over rows ``order[start:]``. ``state`` holds [internal nodes, nodes in
     use, swaps done, deepest leaf reached, next fresh row id]. ``wa`` is a (size, 2) AdaGrad
-    table, or a (size, 3) table with ``gd`` its state for VW's update
+    table, or a (size, 3) table with ``gd`` (n_nodes, 2) its per-node state for VW's update
     (``xcbench.tree.vw_update``). Returns the position reached: ``len(order)``, or earlier
     when the label statistics need to grow first."""
     vw = wa.shape[1] == 3
@@ -93,9 +102,11 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
                 target = -1.0 if E_j > e_y else 1.0
                 row = row_of[j]
                 h = dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense)
-                if vw:
-                    h = vw_step(wa, gd, row, n_cols, mask, Xd, indptr, indices, data, i, dense,
-                                SQUARED if loss == 0 else ABSOLUTE, h, target, lr)
+                if vw:  # step at the clipped output, then the raw output again
+                    vw_step(wa, gd[j], row, n_cols, mask, Xd, indptr, indices, data, i, dense,
+                            SQUARED if loss == 0 else ABSOLUTE, min(max(h, -1.0), 1.0),
+                            target, lr)
+                    h = dot(w, row, n_cols, mask, xscale, Xd, indptr, indices, data, i, dense)
                 else:
                     g = _loss_grad(h, target, loss)
                     h = adagrad_step(wa, row, n_cols, mask, xscale, Xd, indptr, indices, data,
@@ -115,8 +126,8 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
                     a, bb = state[1], state[1] + 1
                     state[1] += 2
                     state[0] += 1
-                    _reset(a, stats, E, row_of, wa, n_cols, mask, state)
-                    _reset(bb, stats, E, row_of, wa, n_cols, mask, state)
+                    _reset(a, stats, E, row_of, wa, n_cols, mask, state, gd)
+                    _reset(bb, stats, E, row_of, wa, n_cols, mask, state, gd)
                 elif C[j] - top > swap_resistance * (C[0] + 1):
                     s = _smallest_leaf(left, right, C)
                     sp = parent[s]
@@ -133,8 +144,8 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
                     parent[sib] = g_
                     _refresh_C(g_, left, right, parent, C)
                     a, bb = s, sp
-                    _reset(a, stats, E, row_of, wa, n_cols, mask, state)
-                    _reset(bb, stats, E, row_of, wa, n_cols, mask, state)
+                    _reset(a, stats, E, row_of, wa, n_cols, mask, state, gd)
+                    _reset(bb, stats, E, row_of, wa, n_cols, mask, state, gd)
                     state[2] += 1
                 else:
                     C[j] += 1
