@@ -5,7 +5,8 @@ of the router table); every node holds sparse label counts (``xcbench.tree.label
 its label entropy (via S = sum c ln c), and its candidate set: the ``M`` most frequent
 labels with their counts, kept sorted by count. One-against-some scorers are row y of the
 scorer table plus, per (class y, node m on the path below the root), row y * n_nodes + m of
-a hashed path table (VW's path features crossed with x, bias included).
+a hashed path table (the path crossed with x, bias included; VW uses the path nodes as
+indicator features only, see recall_tree.py).
 
 Tables are ``(size, 2)`` training tables of ``xcbench.tree.linear`` (weights, AdaGrad
 sums); ``models`` packs (router table, scorer table, path table) and ``layout`` their
@@ -80,8 +81,8 @@ def _score_step(tables, y, node, n_nodes, node_only, target, layout, xscale, Xd,
 def _score_step_vw(tables, gd, y, node, n_nodes, node_only, target, layout, xscale, Xd,
                    indptr, indices, data, i, dense, lr, loss):
     """VW's update (``xcbench.tree.vw_update``) of the scorer of class y at ``node``: its
-    class row and path rows move together as one linear model, as VW's recall_tree trains
-    one learner on x and x crossed with the path."""
+    class row and path rows move together as one linear model (one learner on x and x
+    crossed with the path)."""
     wt_s, wt_p = tables[1], tables[2]
     n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
     s = score(wt_s[:, 0], wt_p[:, 0], y, node, n_nodes, node_only, layout, xscale, Xd, indptr,
@@ -178,10 +179,11 @@ def _entropy_change(node, y, stats, S):
 @_jit
 def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, cand_n, topsum,
                tables, layout, xscale, Xd, indptr, indices, data, dense, bern, randomized,
-               node_only, lr, loss, max_depth, seed, gd_r, gd_s):
+               node_only, lr, loss, max_depth, seed, gd_r, gd_s, lr_r):
     """One online pass over rows ``order[start:]`` (VW's learn, without progressive
-    validation). Returns the position reached: ``len(order)``, or earlier when the label
-    statistics need to grow first."""
+    validation); ``lr`` is the scorers' learning rate, ``lr_r`` the routers'. Returns the
+    position reached: ``len(order)``, or earlier when the label statistics need to grow
+    first."""
     np.random.seed(seed)
     wa_r = tables[0]
     vw = wa_r.shape[1] == 3  # (size, 3) tables: VW's update; (size, 2): AdaGrad
@@ -200,11 +202,11 @@ def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, c
                     dense)
             if vw:
                 s = vw_step(wa_r, gd_r, c, layout[0], layout[1], Xd, indptr, indices, data, i,
-                            dense, SQUARED if loss == 0 else LOGISTIC, s, target, lr)
+                            dense, SQUARED if loss == 0 else LOGISTIC, s, target, lr_r)
             else:
                 g = _loss_grad(s, target, loss)
                 s = adagrad_step(wa_r, c, layout[0], layout[1], xscale, Xd, indptr, indices,
-                                 data, i, dense, g, lr, s, target, False)
+                                 data, i, dense, g, lr_r, s, target, False)
             if randomized:
                 go_right = np.random.random() < min(max(0.5 * (1.0 + 2.0 * s), 0.0), 1.0)
             else:
