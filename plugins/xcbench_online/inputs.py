@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input  # noqa: F401  (re-exported for the plugins)
+from xcbench.tree.passes import HOLDOUT_PERIOD
 
 
 @numba.njit(cache=True)
@@ -31,6 +32,14 @@ def input_bytes(n_samples: int, nnz: int) -> int:
     """Upper bound of the bytes ``kernel_input`` copies: int64 indices and float64 values of
     a CSR matrix, its row pointers, and a shuffled row order."""
     return 16 * int(nnz) + 16 * (int(n_samples) + 1)
+
+
+def holdout_bytes(passes, n_samples: int, nnz: int) -> int:
+    """Upper bound of the held-out rows' copy ``passes="auto"`` makes (``input_rows`` of every
+    HOLDOUT_PERIOD-th row, ``xcbench.tree.passes``); 0 for a fixed number of passes."""
+    if passes != "auto":
+        return 0
+    return input_bytes(n_samples // HOLDOUT_PERIOD, nnz // HOLDOUT_PERIOD + 1)
 
 
 def input_rows(Xd, indptr, indices, data, dense, rows):

@@ -42,7 +42,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
-from .inputs import feature_scale, input_bytes, input_rows, kernel_input
+from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
 _STORED_TOPK = 10
@@ -109,8 +109,7 @@ class LOMTree(Method):
         columns = 3 if self.update == "vw" else 2
         return int(layout_bytes(nodes, n_features, self.bits, touched, columns=columns)
                    + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 16 * _STORED_TOPK) * nodes
-                   + input_bytes(n_samples, nnz)
-                   + (input_bytes(n_samples // 10, nnz // 10 + 1) if self.passes == "auto" else 0))
+                   + input_bytes(n_samples, nnz) + holdout_bytes(self.passes, n_samples, nnz))
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()

@@ -48,7 +48,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import recall_tree_kernels as kernels
-from .inputs import feature_scale, input_bytes, input_rows, kernel_input
+from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "logistic": 1}
 AUTO_BITS = 24  # "auto" hashes each table into at most 2^24 slots (256 MB while training)
@@ -158,9 +158,9 @@ class RecallTree(Method):
         n_nodes = 2 ** (d + 1) - 1
         tables = sum(size for size, _ in self._layouts(n_features, nnz, n_classes))
         per_slot = 24 if self.update == "vw" else 16
-        holdout = input_bytes(n_samples // 10, nnz // 10 + 1) if self.passes == "auto" else 0
         return int(per_slot * tables + 3 * entry_bytes(0) * pairs_allowance(n_samples, d)
-                   + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz) + holdout)
+                   + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz)
+                   + holdout_bytes(self.passes, n_samples, nnz))
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
