@@ -14,7 +14,7 @@ def test_recall_tree_conforms():
 
 def _fit(**params):
     ds = xcbench.load_dataset("synthetic-small")
-    m = xcbench.make_method("recall_tree", bits=16, random_state=0, **params)
+    m = xcbench.make_method("recall_tree", **{"bits": 16, "random_state": 0, **params})
     return ds, m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
 
 
@@ -52,13 +52,14 @@ def test_learns_and_has_no_probability_model():
 
 @pytest.mark.parametrize("node_only", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_compact_candidate_store_scores_like_the_hashed_tables(node_only, sparse):
+@pytest.mark.parametrize("bits", [16, "auto"])  # hashed tables; direct (contiguous) rows
+def test_compact_candidate_store_scores_like_the_tables(node_only, sparse, bits):
     """The compact store (each candidate's class and path rows summed into one row) gives the
-    hashed tables' scores and path costs, on dense and CSR rows."""
+    tables' scores and path costs, on dense and CSR rows."""
     import scipy.sparse as sp
 
-    ds, hashed = _fit(passes=2, node_only=node_only, candidate_store="hashed")
-    _, compact = _fit(passes=2, node_only=node_only, candidate_store="auto")
+    ds, hashed = _fit(passes=2, node_only=node_only, candidate_store="hashed", bits=bits)
+    _, compact = _fit(passes=2, node_only=node_only, candidate_store="auto", bits=bits)
     assert hashed.cand_w_ is None and compact.cand_w_ is not None
     assert compact.stats()["candidate_store"] == "compact"
     X = sp.csr_matrix(ds.X_test) if sparse else ds.X_test
@@ -66,6 +67,29 @@ def test_compact_candidate_store_scores_like_the_hashed_tables(node_only, sparse
     np.testing.assert_allclose(s_c, s_h, rtol=1e-9, atol=1e-9)
     assert (l_c[:, 0] == l_h[:, 0]).mean() > 0.99  # only exact ties may reorder
     np.testing.assert_array_equal(compact.path_cost(X), hashed.path_cost(X))
+
+
+@pytest.mark.parametrize("update, randomized", [("adagrad", False), ("vw", False),
+                                                ("adagrad", True)])
+def test_path_rows_follow_the_label_count_entries_through_growth(monkeypatch, update,
+                                                                  randomized):
+    """Path rows are indexed by label-count entry ids, in a direct table that grows with
+    them: starting both from 16 rows (many doublings while training) must give exactly the
+    model that never grew, and the fitted table keeps one row per entry."""
+    from xcbench.tree import label_stats
+    import xcbench_online.recall_tree as rt
+
+    params = dict(passes=2, bits="auto", update=update, candidate_store="hashed",
+                  randomized_routing=randomized)
+    ds, roomy = _fit(**params)
+    monkeypatch.setattr(rt, "LabelStats",
+                        lambda n, n_aux, capacity: label_stats.LabelStats(n, n_aux, 16))
+    _, grown = _fit(**params)
+    assert grown.layout_[3] == -1  # direct path rows
+    assert grown.path_w_.size == grown.label_stats_.n_entries * grown.layout_[0]
+    (l_a, s_a), (l_b, s_b) = roomy.predict_topk(ds.X_test, 3), grown.predict_topk(ds.X_test, 3)
+    np.testing.assert_array_equal(s_a, s_b)
+    np.testing.assert_array_equal(l_a, l_b)
 
 
 def test_compact_candidate_store_is_skipped_when_larger_than_the_tables():

@@ -44,6 +44,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, new_table, weights_only
+from xcbench.tree.weights import DIRECT
 from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
@@ -68,6 +69,37 @@ def _sum_rms(X, scale) -> float:
     return float(np.sum(np.sqrt(sq / X.shape[0])))
 
 
+def _grow_keeping_ids(stats, need, shrink=False):
+    """Grow (or, with ``shrink``, re-pack tight) the label counts. Entry ids index the path
+    rows; re-packing keeps them because Recall Tree never clears a node (every entry is
+    live, so each is copied to its own position)."""
+    used = int(stats.meta[0])
+    if int(stats.meta[1]) != used:
+        raise AssertionError("Recall Tree label counts lost an entry: path rows would move")
+    stats.shrink() if shrink else stats.grow(need)
+
+
+class _PathRows:
+    """Rows of a direct-layout path table (one per label-count entry), grown by doubling;
+    a hashed table (``rows=None``) has no row limit."""
+
+    def __init__(self, n_cols, rows):
+        self.n_cols = n_cols
+        self.cap = int(rows) if rows is not None else np.iinfo(np.int64).max // 2
+
+    @property
+    def size(self):
+        return self.cap * self.n_cols
+
+    def grow(self, table, rows_needed):
+        """A copy of ``table`` with room for at least ``rows_needed`` rows (doubling)."""
+        while self.cap < rows_needed:
+            self.cap *= 2
+        bigger = np.zeros((self.size, table.shape[1]))
+        bigger[:table.shape[0]] = table  # new rows start zeroed, like every table
+        return bigger
+
+
 class RecallTree(Method):
     """Logarithmic-time one-against-some classification (Recall Tree).
 
@@ -75,15 +107,17 @@ class RecallTree(Method):
     rows with nnz stored values: three flat tables (``xcbench.tree.linear``) with S_r slots
     for the 2^d - 1 routers, S_s for the K class scorers (each (rows)(D + 1) direct when
     that is <= 32M slots, else hashed into 2^bits slots, ``bits="auto"``: about 4 per
-    touched pair and at most 2^24) and S_p for the path parameters of the (class, node)
-    pairs ((K n)(D + 1) direct when <= 32M slots, else hashed as before); colliding pairs share a weight (see
-    ``xcbench.tree.weights``); per node its M candidates and their counts; label counts only
-    for the (node, label) pairs seen, E, estimated as N (ceil(d / 2) + 2)
-    (``xcbench.tree.label_stats.pairs_allowance``).
+    touched pair and at most 2^24) and S_p for the path parameters: one row per (node, label)
+    pair seen, indexed by its label-count entry, direct (E' (D + 1) slots for E' >= E rows,
+    doubling as E grows) while 2 E_a (D + 1) <= 32M slots, else hashed as before; colliding
+    pairs share a weight (see ``xcbench.tree.weights``); per node its M candidates and their
+    counts; label counts only for the (node, label) pairs seen, E, estimated as
+    E_a = N (ceil(d / 2) + 2) (``xcbench.tree.label_stats.pairs_allowance``).
 
-    Fitted model bytes: 8 (S_r + S_s + S_p) + 28 E + n (4 M + 56). Peak of ``fit`` beyond X
-    (``estimate_memory``): 24 (S_r + S_s + S_p) (weights, AdaGrad sums and VW's normalizers;
-    16 with ``update="adagrad"``) + 3 x 28 E (a doubling of the counts) + n (12 M + 64)
+    Fitted model bytes: 8 (S_r + S_s + S_p) + 28 E + n (4 M + 56) (S_p = E (D + 1) when
+    direct). Peak of ``fit`` beyond X (``estimate_memory``): 24 (S_r + S_s + S_p) (weights,
+    AdaGrad sums and VW's normalizers; 16 with ``update="adagrad"``; a direct S_p taken as
+    1.5 x 2 E_a (D + 1), the doubling) + 3 x 28 E (a doubling of the counts) + n (12 M + 64)
     + 16 nnz + 16 N (+ a tenth of that for the held-out rows' copy with ``passes="auto"``). No
     O(K x D) or O(K^2) array.
 
@@ -138,16 +172,18 @@ class RecallTree(Method):
         return (int(self.max_candidates or min(n_classes, 4 * log2k)),
                 int(self.max_depth or log2k))
 
-    def _layouts(self, n_features, nnz, n_classes):
-        """(size, mask) of the router, scorer and path tables."""
+    def _layouts(self, n_samples, n_features, nnz, n_classes):
+        """(size, mask) of the router, scorer and path tables. The path table has a row per
+        (node, label) entry of the label counts (the kernels' module docstring): direct
+        while twice their allowance fits the toolkit's direct limit (its rows then grow
+        with the entries, doubling), else hashed. A direct row is contiguous: on aloi27d
+        training ran 2.6x faster per pass than with the rows hashed into 2^24 slots."""
         M, d = self._shape(n_classes)
         routers = choose_layout(2 ** d - 1, n_features, self.bits, touched_pairs=nnz * d,
                                 max_auto_bits=AUTO_BITS)
         scorers = choose_layout(n_classes, n_features, self.bits, touched_pairs=nnz * M,
                                 max_auto_bits=AUTO_BITS)
-        # rows y * n_nodes + m: direct while K n (D + 1) slots fit the toolkit's direct limit
-        # (on letter 6x faster training than hashing them into 2^23 slots), else hashed
-        path = choose_layout(n_classes * (2 ** (d + 1) - 1), n_features, self.bits,
+        path = choose_layout(2 * pairs_allowance(n_samples, d), n_features, self.bits,
                              touched_pairs=nnz * d, max_auto_bits=AUTO_BITS)
         return routers, scorers, path
 
@@ -156,9 +192,12 @@ class RecallTree(Method):
         self._validate_params()
         M, d = self._shape(n_classes)
         n_nodes = 2 ** (d + 1) - 1
-        tables = sum(size for size, _ in self._layouts(n_features, nnz, n_classes))
+        (s_r, _), (s_s, _), (s_p, m_p) = self._layouts(n_samples, n_features, nnz, n_classes)
+        if m_p == DIRECT:
+            s_p = 1.5 * s_p  # the old and the doubled table while the rows grow
         per_slot = 24 if self.update == "vw" else 16
-        return int(per_slot * tables + 3 * entry_bytes(0) * pairs_allowance(n_samples, d)
+        return int(per_slot * (s_r + s_s + s_p)
+                   + 3 * entry_bytes(0) * pairs_allowance(n_samples, d)
                    + n_nodes * (12 * M + 64) + input_bytes(n_samples, nnz)
                    + holdout_bytes(self.passes, n_samples, nnz))
 
@@ -172,14 +211,14 @@ class RecallTree(Method):
         self.n_nodes_ = n_nodes = 2 ** (d + 1) - 1
         self.n_internal_ = 2 ** d - 1
         nnz = X.nnz if hasattr(X, "nnz") else X.size
-        (s_r, m_r), (s_s, m_s), (s_p, m_p) = self._layouts(X.shape[1], nnz, K)
-        self.layout_ = np.array([X.shape[1] + 1, m_r, m_s, m_p], dtype=np.int64)
-        if self.update == "vw":
-            tables = tuple(new_vw_table(size)[0] for size in (s_r, s_s, s_p))
-        else:
-            tables = (new_table(s_r), new_table(s_s), new_table(s_p))
-        gd_router, gd_scorer = np.zeros(2), np.zeros(2)  # VW's per-learner state
+        (s_r, m_r), (s_s, m_s), (s_p, m_p) = self._layouts(X.shape[0], X.shape[1], nnz, K)
+        n_cols = X.shape[1] + 1
+        self.layout_ = np.array([n_cols, m_r, m_s, m_p], dtype=np.int64)
         stats = LabelStats(n_nodes, n_aux=0, capacity=min(4 * X.shape[0] + 64, 1 << 16))
+        path = _PathRows(n_cols, stats.capacity if m_p == DIRECT else None)
+        new = (lambda size: new_vw_table(size)[0]) if self.update == "vw" else new_table
+        tables = [new(s_r), new(s_s), new(path.size if m_p == DIRECT else s_p)]
+        gd_router, gd_scorer = np.zeros(2), np.zeros(2)  # VW's per-learner state
         S = np.zeros(n_nodes)
         self.cand_ = np.full((n_nodes, M), -1, dtype=np.int32)
         cand_cnt = np.zeros((n_nodes, M))
@@ -193,23 +232,30 @@ class RecallTree(Method):
         schedule = PassSchedule(X.shape[0], self.passes, rng)
         for order in schedule:
             t = 0
+            seed = int(rng.integers(2**31))  # one per pass: growing tables leave no trace
             while t < len(order):
                 t = kernels.train_pass(
-                    order, t, y, self.n_internal_, n_nodes, stats.parts, S, self.cand_,
-                    cand_cnt, self.cand_n_, self.topsum_, tables, self.layout_,
-                    self.feature_scale_, Xd, indptr, indices, data, dense,
+                    order, t, y, self.n_internal_, stats.parts, S, self.cand_,
+                    cand_cnt, self.cand_n_, self.topsum_, tuple(tables), path.cap,
+                    self.layout_, self.feature_scale_, Xd, indptr, indices, data, dense,
                     float(self.bern_hyper), bool(self.randomized_routing),
                     bool(self.node_only), self._lr(), LOSSES[self.loss], d,
-                    int(rng.integers(2**31)), gd_router, gd_scorer, self.router_lr_)
+                    seed, gd_router, gd_scorer, self.router_lr_)
                 if t < len(order):
-                    stats.grow(d + 3)
+                    need = int(stats.meta[0]) + d + 3
+                    if need > stats.capacity:
+                        _grow_keeping_ids(stats, d + 3)
+                    if need > path.cap:
+                        tables[2] = path.grow(tables[2], need)
             if schedule.holdout is not None:
                 schedule.report(self._holdout_error(schedule.holdout, y, stats, tables, Xd,
                                                     indptr, indices, data, dense))
         self.passes_done_ = schedule.passes_done
-        stats.shrink()
-        self.label_stats_ = stats  # per-node label counts (prediction reads only totals)
+        _grow_keeping_ids(stats, 0, shrink=True)
+        self.label_stats_ = stats  # per-node label counts; entry ids index the path rows
         self.total_ = stats.node_f  # column 0: examples counted at each node
+        if m_p == DIRECT:  # keep the rows of the entries only
+            tables[2] = tables[2][:stats.n_entries * n_cols].copy()
         self.router_w_, self.scorer_w_, self.path_w_ = (weights_only(t) for t in tables)
         del tables
         self.cand_start_ = np.concatenate(([0], np.cumsum(self.cand_n_)[:-1])).astype(np.int64)
@@ -237,7 +283,7 @@ class RecallTree(Method):
         n = len(rows)
         sub = input_rows(Xd, indptr, indices, data, dense, rows)
         labels = np.full((n, 1), -1, dtype=np.int64)
-        kernels.predict(1, self.n_internal_, self.n_nodes_, stats.node_f, self.topsum_,
+        kernels.predict(1, self.n_internal_, stats.parts, stats.node_f, self.topsum_,
                         self.cand_, self.cand_n_, tables[0][:, 0], tables[1][:, 0],
                         tables[2][:, 0], np.zeros(0, dtype=np.int64), *_NO_STORE, self.layout_,
                         self.feature_scale_, *sub, dense,
@@ -257,7 +303,8 @@ class RecallTree(Method):
         rows = int(self.cand_n_.sum())
         self.cand_w_ = np.zeros((rows, self.n_features_in_))
         self.cand_b_ = np.zeros(rows)
-        kernels.build_candidate_store(self.cand_, self.cand_n_, self.cand_start_, self.n_nodes_,
+        kernels.build_candidate_store(self.cand_, self.cand_n_, self.cand_start_,
+                                      self.label_stats_.parts,
                                       self.scorer_w_, self.path_w_, self.layout_,
                                       self.feature_scale_, bool(self.node_only), self.cand_w_,
                                       self.cand_b_)
@@ -273,7 +320,8 @@ class RecallTree(Method):
         scores = np.full((n, k), -np.inf)
         cost = np.empty(n)
         store = (self.cand_w_, self.cand_b_) if self.cand_w_ is not None else _NO_STORE
-        kernels.predict(int(k), self.n_internal_, self.n_nodes_, self.total_, self.topsum_,
+        kernels.predict(int(k), self.n_internal_, self.label_stats_.parts, self.total_,
+                        self.topsum_,
                         self.cand_, self.cand_n_, self.router_w_, self.scorer_w_, self.path_w_,
                         self.cand_start_, *store, self.layout_, self.feature_scale_, Xd,
                         indptr, indices, data, dense, float(self.bern_hyper),

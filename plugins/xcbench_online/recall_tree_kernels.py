@@ -4,9 +4,13 @@ and 2n+2; leaves are the nodes at depth ``max_depth``). Internal nodes hold a ro
 of the router table); every node holds sparse label counts (``xcbench.tree.label_stats``),
 its label entropy (via S = sum c ln c), and its candidate set: the ``M`` most frequent
 labels with their counts, kept sorted by count. One-against-some scorers are row y of the
-scorer table plus, per (class y, node m on the path below the root), row y * n_nodes + m of
-a hashed path table (the path crossed with x, bias included; VW uses the path nodes as
-indicator features only, see recall_tree.py).
+scorer table plus, per (class y, node m on the path below the root), one row of the path
+table (the path crossed with x, bias included; VW uses the path nodes as indicator features
+only, see recall_tree.py). That row is the label-stats entry id of (m, y): a class is a
+candidate at a node only after its rows were counted there and at every ancestor, so the
+entry exists, and Recall Tree never clears a node, so entry ids never change. The path table
+thus needs one row per (node, label) pair seen, not K x n_nodes, and is usually direct
+(each row contiguous) rather than hashed.
 
 Tables are ``(size, 2)`` training tables of ``xcbench.tree.linear`` (weights, AdaGrad
 sums); ``models`` packs (router table, scorer table, path table) and ``layout`` their
@@ -45,71 +49,123 @@ def _up_path(m, node_only):
 
 
 @_jit
-def score(w_s, w_p, y, node, n_nodes, node_only, layout, xscale, Xd, indptr, indices, data, i,
-          dense):
-    """s(x, y, node) = w_y . x + b_y + sum over path m (below root) of b_{y,m} + u_{y,m} . x."""
-    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
-    s = dot(w_s, y, n_cols, mask_s, xscale, Xd, indptr, indices, data, i, dense)
+def path_rows(stats, y, node, node_only, out):
+    """Path-table rows of class y's scorer at ``node`` (the entries of (m, y) for m = node and
+    its ancestors below the root, see the module docstring) into ``out``; returns how many."""
+    n = 0
     m = node
     while m > 0:
-        s += dot(w_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data, i,
-                 dense)
+        e = ls.find(stats, m, y)
+        if e >= 0:
+            out[n] = e
+            n += 1
         m = _up_path(m, node_only)
+    return n
+
+
+@_jit
+def score(w_s, w_p, y, rows, n_rows, layout, xscale, Xd, indptr, indices, data, i, dense):
+    """s(x, y, node) = w_y . x + b_y + sum over path m (below root) of b_{y,m} + u_{y,m} . x,
+    the path rows given by ``path_rows``."""
+    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
+    s = dot(w_s, y, n_cols, mask_s, xscale, Xd, indptr, indices, data, i, dense)
+    for k in range(n_rows):
+        s += dot(w_p, rows[k], n_cols, mask_p, xscale, Xd, indptr, indices, data, i, dense)
     return s
 
 
 @_jit
-def _score_step(tables, y, node, n_nodes, node_only, target, layout, xscale, Xd, indptr,
-                indices, data, i, dense, lr, loss):
-    wa_s, wa_p = tables[1], tables[2]
-    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
-    s = score(wa_s[:, 0], wa_p[:, 0], y, node, n_nodes, node_only, layout, xscale, Xd, indptr,
-              indices, data, i, dense)
-    g = _loss_grad(s, target, loss)
-    if g == 0.0:
-        return
-    adagrad_step(wa_s, y, n_cols, mask_s, xscale, Xd, indptr, indices, data, i, dense, g, lr,
-                 s, target, False)
-    m = node
-    while m > 0:
-        adagrad_step(wa_p, y * n_nodes + m, n_cols, mask_p, xscale, Xd, indptr, indices, data,
-                     i, dense, g, lr, s, target, False)
-        m = _up_path(m, node_only)
+def active_features(xscale, Xd, indptr, indices, data, i, dense, n_cols, feats, vals):
+    """Row i as the learners see it: the bias (feature D, value 1) first, then its nonzero
+    features in order, scaled; into ``feats``/``vals``, returns how many. Gathered once per
+    example for the scorer updates, which read it 2 (1 + path length) times per candidate."""
+    D = n_cols - 1
+    feats[0] = D
+    vals[0] = 1.0
+    n = 1
+    if dense:
+        for f in range(D):
+            v = Xd[i, f]
+            if v != 0.0:
+                feats[n] = f
+                vals[n] = v * xscale[f]
+                n += 1
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            feats[n] = f
+            vals[n] = data[p] * xscale[f]
+            n += 1
+    return n
 
 
 @_jit
-def _score_step_vw(tables, gd, y, node, n_nodes, node_only, target, layout, xscale, Xd,
-                   indptr, indices, data, i, dense, lr, loss):
-    """VW's update (``xcbench.tree.vw_update``) of the scorer of class y at ``node``: its
-    class row and path rows move together as one linear model (one learner on x and x
-    crossed with the path)."""
+def _row_output(w, row, n_cols, mask, feats, vals, n_act):
+    """w_row . x for x given by ``active_features`` (the same sum, in the same order, as
+    ``xcbench.tree.linear.dot``)."""
+    s = 0.0
+    for k in range(n_act):
+        s += w[slot(row, feats[k], n_cols, mask)] * vals[k]
+    return s
+
+
+@_jit
+def _row_adagrad(wa, row, n_cols, mask, feats, vals, n_act, g, lr):
+    """AdaGrad step of one row for the loss gradient g * x (the update of
+    ``xcbench.tree.linear.adagrad_step``, one square root per weight)."""
+    for k in range(n_act):
+        gf = g * vals[k]
+        if gf != 0.0:
+            s = slot(row, feats[k], n_cols, mask)
+            wa[s, 1] += gf * gf
+            wa[s, 0] -= lr * gf / math.sqrt(wa[s, 1])
+
+
+@_jit
+def _score_step(tables, y, rows, n_rows, target, layout, feats, vals, n_act, lr, loss):
+    """AdaGrad step of the scorer of class y at a node (its path rows given) toward
+    ``target``, for the example in ``feats``/``vals``."""
+    wa_s, wa_p = tables[1], tables[2]
+    n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
+    s = _row_output(wa_s[:, 0], y, n_cols, mask_s, feats, vals, n_act)
+    for k in range(n_rows):
+        s += _row_output(wa_p[:, 0], rows[k], n_cols, mask_p, feats, vals, n_act)
+    g = _loss_grad(s, target, loss)
+    if g == 0.0:
+        return
+    _row_adagrad(wa_s, y, n_cols, mask_s, feats, vals, n_act, g, lr)
+    for k in range(n_rows):
+        _row_adagrad(wa_p, rows[k], n_cols, mask_p, feats, vals, n_act, g, lr)
+
+
+@_jit
+def _score_step_vw(tables, gd, y, rows, n_rows, target, layout, xscale, Xd, indptr, indices,
+                   data, i, dense, lr, loss):
+    """VW's update (``xcbench.tree.vw_update``) of the scorer of class y at a node (its path
+    rows given): its class row and path rows move together as one linear model (one learner
+    on x and x crossed with the path)."""
     wt_s, wt_p = tables[1], tables[2]
     n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
-    s = score(wt_s[:, 0], wt_p[:, 0], y, node, n_nodes, node_only, layout, xscale, Xd, indptr,
-              indices, data, i, dense)
+    s = score(wt_s[:, 0], wt_p[:, 0], y, rows, n_rows, layout, xscale, Xd, indptr, indices,
+              data, i, dense)
     vw_loss = SQUARED if loss == 0 else LOGISTIC
     g = loss_grad(vw_loss, s, target)
     if abs(g) < MIN_GRADIENT:
         return
     gsq = g * g
     norm_x, q = row_rates(wt_s, y, n_cols, mask_s, Xd, indptr, indices, data, i, dense, gsq)
-    m = node
-    while m > 0:
-        a, b = row_rates(wt_p, y * n_nodes + m, n_cols, mask_p, Xd, indptr, indices, data, i,
-                         dense, gsq)
+    for k in range(n_rows):
+        a, b = row_rates(wt_p, rows[k], n_cols, mask_p, Xd, indptr, indices, data, i, dense,
+                         gsq)
         norm_x += a
         q += b
-        m = _up_path(m, node_only)
     u, mult, _ = step_of(gd, norm_x, q, vw_loss, s, target, lr)
     if u == 0.0:
         return
     step = mult * u
     row_move(wt_s, y, n_cols, mask_s, Xd, indptr, indices, data, i, dense, step)
-    m = node
-    while m > 0:
-        row_move(wt_p, y * n_nodes + m, n_cols, mask_p, Xd, indptr, indices, data, i, dense,
-                 step)
-        m = _up_path(m, node_only)
+    for k in range(n_rows):
+        row_move(wt_p, rows[k], n_cols, mask_p, Xd, indptr, indices, data, i, dense, step)
 
 
 @_jit
@@ -177,19 +233,30 @@ def _entropy_change(node, y, stats, S):
 
 
 @_jit
-def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, cand_n, topsum,
-               tables, layout, xscale, Xd, indptr, indices, data, dense, bern, randomized,
-               node_only, lr, loss, max_depth, seed, gd_r, gd_s, lr_r):
+def train_pass(order, start, y, n_internal, stats, S, cand, cand_cnt, cand_n, topsum,
+               tables, path_cap, layout, xscale, Xd, indptr, indices, data, dense, bern,
+               randomized, node_only, lr, loss, max_depth, seed, gd_r, gd_s, lr_r):
     """One online pass over rows ``order[start:]`` (VW's learn, without progressive
     validation); ``lr`` is the scorers' learning rate, ``lr_r`` the routers'. Returns the
-    position reached: ``len(order)``, or earlier when the label statistics need to grow
-    first."""
-    np.random.seed(seed)
+    position reached: ``len(order)``, or earlier when the label statistics, or the path
+    table (rows for entry ids below ``path_cap``), need to grow first; the call resuming
+    the pass (``start`` > 0) continues the random stream rather than reseeding."""
+    if start == 0:
+        np.random.seed(seed)
     wa_r = tables[0]
     vw = wa_r.shape[1] == 3  # (size, 3) tables: VW's update; (size, 2): AdaGrad
     total = stats[4]
+    need = max_depth + 3
+    rows = np.empty(max_depth + 1, dtype=np.int64)
+    width = layout[0]
+    if not dense:
+        width = 1
+        for t in range(start, order.shape[0]):
+            width = max(width, indptr[order[t] + 1] - indptr[order[t]] + 1)
+    feats = np.empty(width, dtype=np.int64)
+    vals = np.empty(width)
     for t in range(start, order.shape[0]):
-        if not ls.has_room(stats, max_depth + 3):
+        if not ls.has_room(stats, need) or stats[5][0] + need > path_cap:
             return t
         i = order[t]
         label = y[i]
@@ -227,15 +294,18 @@ def train_pass(order, start, y, n_internal, n_nodes, stats, S, cand, cand_cnt, c
                 in_cand = True
                 break
         if in_cand:
+            n_act = 0 if vw else active_features(xscale, Xd, indptr, indices, data, i, dense,
+                                                 layout[0], feats, vals)
             for q in range(cand_n[c]):
                 other = cand[c, q]
                 target = 1.0 if other == label else -1.0
+                n_rows = path_rows(stats, other, c, node_only, rows)
                 if vw:
-                    _score_step_vw(tables, gd_s, other, c, n_nodes, node_only, target, layout,
-                                   xscale, Xd, indptr, indices, data, i, dense, lr, loss)
+                    _score_step_vw(tables, gd_s, other, rows, n_rows, target, layout, xscale,
+                                   Xd, indptr, indices, data, i, dense, lr, loss)
                 else:
-                    _score_step(tables, other, c, n_nodes, node_only, target, layout, xscale,
-                                Xd, indptr, indices, data, i, dense, lr, loss)
+                    _score_step(tables, other, rows, n_rows, target, layout, feats, vals,
+                                n_act, lr, loss)
     return order.shape[0]
 
 
@@ -260,7 +330,7 @@ def stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd, indptr
 
 
 @_jit
-def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, start, W, b,
+def predict(k, n_internal, stats, total, topsum, cand, cand_n, w_r, w_s, w_p, start, W, b,
             layout, xscale, Xd, indptr, indices, data, dense, bern, node_only, labels, scores,
             cost):
     """Top-k labels of each row among the candidates of the node where descent stops, and
@@ -272,6 +342,7 @@ def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, 
     compact = W.shape[0] > 0
     buf_s = np.empty(M)
     buf_l = np.empty(M, dtype=np.int64)
+    rows = np.empty(64, dtype=np.int64)  # path rows of one scorer (depth <= 30)
     for i in range(labels.shape[0]):
         c, routers = stop_node(n_internal, total, topsum, cand_n, w_r, layout, xscale, Xd,
                                indptr, indices, data, i, dense, bern)
@@ -281,14 +352,15 @@ def predict(k, n_internal, n_nodes, total, topsum, cand, cand_n, w_r, w_s, w_p, 
             if compact:
                 buf_s[q] = row_score(W, b, start[c] + q, Xd, indptr, indices, data, i, dense)
             else:
-                buf_s[q] = score(w_s, w_p, cand[c, q], c, n_nodes, node_only, layout, xscale,
-                                 Xd, indptr, indices, data, i, dense)
+                n_rows = path_rows(stats, cand[c, q], c, node_only, rows)
+                buf_s[q] = score(w_s, w_p, cand[c, q], rows, n_rows, layout, xscale, Xd,
+                                 indptr, indices, data, i, dense)
         topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
         cost[i] = routers + m
 
 
 @_jit
-def build_candidate_store(cand, cand_n, start, n_nodes, w_s, w_p, layout, xscale, node_only,
+def build_candidate_store(cand, cand_n, start, stats, w_s, w_p, layout, xscale, node_only,
                           W, b):
     """The compact candidate store: row start[c] + q of W (rows, D) and b holds the whole
     scorer of candidate q at node c, i.e. the class row plus its path rows summed, with the
@@ -296,16 +368,16 @@ def build_candidate_store(cand, cand_n, start, n_nodes, w_s, w_p, layout, xscale
     to rounding (``start`` is the running sum of ``cand_n``)."""
     n_cols, mask_s, mask_p = layout[0], layout[2], layout[3]
     D = n_cols - 1
-    for c in range(n_nodes):
+    rows = np.empty(64, dtype=np.int64)
+    for c in range(cand_n.shape[0]):
         for q in range(cand_n[c]):
             y = cand[c, q]
             r = start[c] + q
+            n_rows = path_rows(stats, y, c, node_only, rows)
             for f in range(n_cols):
                 v = w_s[slot(y, f, n_cols, mask_s)]
-                m = c
-                while m > 0:
-                    v += w_p[slot(y * n_nodes + m, f, n_cols, mask_p)]
-                    m = _up_path(m, node_only)
+                for j in range(n_rows):
+                    v += w_p[slot(rows[j], f, n_cols, mask_p)]
                 if f < D:
                     W[r, f] = v * xscale[f]
                 else:
