@@ -40,6 +40,7 @@ def test_more_passes_learn_more():
     _, many = _fit(passes=10)
     err = lambda m: float((m.predict(ds.X_test) != ds.y_test).mean())  # noqa: E731
     assert err(many) < err(one) and err(many) < 0.7  # 50 classes: chance is 0.98
+    assert (one.stats()["passes"], many.stats()["passes"]) == (1, 10)  # shown in records
 
 
 def test_log_proba_is_the_leaf_frequency():

@@ -109,7 +109,7 @@ def test_auto_passes_hold_out_a_tenth_and_stop_early():
     ds, m = _fit()  # passes="auto", VW's update
     assert 1 <= m.passes_done_ <= 80
     _, fixed = _fit(passes=2)
-    assert fixed.passes_done_ == 2
+    assert fixed.passes_done_ == 2 and fixed.stats()["passes"] == 2  # shown in records
 
 
 @pytest.mark.parametrize("update", ["vw", "adagrad"])

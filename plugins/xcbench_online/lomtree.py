@@ -252,6 +252,7 @@ class LOMTree(Method):
             "depth_mean": float(depth[leaves].mean()) if leaves.size else 0.0,
             "leaves": int(leaves.size),
             "internal_nodes": int(self.n_internal_),
+            "passes": int(self.passes_done_),  # training passes made ("auto": holdout stop)
             "swaps": int(self.n_swaps_),
             "label_pairs": int(self.label_stats_.n_entries),
             "classes_per_leaf_mean": float(self.support_[leaves].mean()) if leaves.size else 0.0,

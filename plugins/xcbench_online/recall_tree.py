@@ -363,4 +363,5 @@ class RecallTree(Method):
             "classes_per_leaf_mean": float(self.cand_n_[used].mean()) if used.any() else 0.0,
             "classes_per_leaf_max": int(self.max_candidates_),
             "candidate_store": "compact" if self.cand_w_ is not None else "hashed",
+            "passes": int(self.passes_done_),  # training passes made ("auto": holdout stop)
         }
