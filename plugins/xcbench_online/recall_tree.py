@@ -21,8 +21,9 @@ adaptive, normalized, importance-invariant update (``update="vw"``, ``lr`` defau
 Measured top-1 error (one run
 each, busy 2-core machine), AdaGrad with 3 passes / AdaGrad "auto" / VW update "auto":
 letter 32.8 / 23.2 / 25.0%, leaves100 18.3 / 20.5 / 9.0%, aloi27d-438 44.4 / 28.0 / 61.8%,
-aloi27d 45.2 / see reports/online-trees-vs-vw / 66.9%; the VW update also trains 5-15x
-slower here, so AdaGrad with "auto" passes is the default.
+aloi27d 45.2 / see reports/online-trees-vs-vw / 66.9%; the VW update also trained 5-15x
+slower (measured before the AdaGrad scorer step got its own one-pass kernel, which widened
+the gap), so AdaGrad with "auto" passes is the default.
 
 Differences from VW, on purpose: the path features. VW adds each node on the path above the
 stop node as an indicator feature (recall_tree.cc ``add_node_id_feature``: value 1, no
