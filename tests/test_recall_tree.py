@@ -64,7 +64,9 @@ def test_compact_candidate_store_scores_like_the_tables(node_only, sparse, bits)
     assert compact.stats()["candidate_store"] == "compact"
     X = sp.csr_matrix(ds.X_test) if sparse else ds.X_test
     (l_h, s_h), (l_c, s_c) = hashed.predict_topk(X, 3), compact.predict_topk(X, 3)
-    np.testing.assert_allclose(s_c, s_h, rtol=1e-9, atol=1e-9)
+    # the summed rows are rounded to the tables' precision (float32 with AdaGrad)
+    tol = 1e-9 if compact.cand_w_.dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(s_c, s_h, rtol=tol, atol=tol)
     assert (l_c[:, 0] == l_h[:, 0]).mean() > 0.99  # only exact ties may reorder
     np.testing.assert_array_equal(compact.path_cost(X), hashed.path_cost(X))
 

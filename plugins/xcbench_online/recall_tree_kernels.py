@@ -375,7 +375,7 @@ def build_candidate_store(cand, cand_n, start, stats, w_s, w_p, layout, xscale, 
             r = start[c] + q
             n_rows = path_rows(stats, y, c, node_only, rows)
             for f in range(n_cols):
-                v = w_s[slot(y, f, n_cols, mask_s)]
+                v = np.float64(w_s[slot(y, f, n_cols, mask_s)])  # sum in float64
                 for j in range(n_rows):
                     v += w_p[slot(rows[j], f, n_cols, mask_p)]
                 if f < D:
