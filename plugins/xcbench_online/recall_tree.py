@@ -30,9 +30,13 @@ stop node as an indicator feature (recall_tree.cc ``add_node_id_feature``: value
 interaction), so its scorer is w_y . x + b_y + a per-(class, node) bias for each path node;
 xcbench crosses the path with x (a whole weight row per (class, path node)), which was better
 under AdaGrad on letter (25.4% vs 33.3% top-1 error with biases only, one experiment) but
-makes each candidate read d + 1 rows, so a prediction's work grows like log^2 K. An empty
-candidate set falls back to the parent's (VW would answer the invalid label 0). Scores are margins, not probabilities: ``log_proba``
-raises NotImplementedError, so no perplexity is reported.
+makes each candidate read d + 1 rows, so a prediction's work grows like log^2 K, and a
+training step does about 8x VW's weight updates on aloi27d (see
+reports/online-trees-vs-vw: ``node_only=True``, the class row plus the stop node's row,
+trains faster than VW but is 7-8 points less accurate on the ALOI sets). An empty
+candidate set falls back to the parent's (VW would answer the invalid label 0). Scores are
+margins, not probabilities: ``log_proba`` raises NotImplementedError, so no perplexity is
+reported.
 """
 from __future__ import annotations
 
@@ -117,7 +121,8 @@ class RecallTree(Method):
     that is <= 32M slots, else hashed into 2^bits slots, ``bits="auto"``: about 4 per
     touched pair and at most 2^24) and S_p for the path parameters: one row per (node, label)
     pair seen, indexed by its label-count entry, direct (E' (D + 1) slots for E' >= E rows,
-    doubling as E grows) while 2 E_a (D + 1) <= 32M slots, else hashed as before; colliding
+    doubling as E grows) while 2 E_a (D + 1) <= 32M slots, else hashed (row key
+    y x n + m); colliding
     pairs share a weight (see ``xcbench.tree.weights``); per node its M candidates and their
     counts; label counts only for the (node, label) pairs seen, E, estimated as
     E_a = N (ceil(d / 2) + 2) (``xcbench.tree.label_stats.pairs_allowance``).

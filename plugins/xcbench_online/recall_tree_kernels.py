@@ -6,11 +6,11 @@ its label entropy (via S = sum c ln c), and its candidate set: the ``M`` most fr
 labels with their counts, kept sorted by count. One-against-some scorers are row y of the
 scorer table plus, per (class y, node m on the path below the root), one row of the path
 table (the path crossed with x, bias included; VW uses the path nodes as indicator features
-only, see recall_tree.py). That row is the label-stats entry id of (m, y): a class is a
-candidate at a node only after its rows were counted there and at every ancestor, so the
-entry exists, and Recall Tree never clears a node, so entry ids never change. The path table
-thus needs one row per (node, label) pair seen, not K x n_nodes, and is usually direct
-(each row contiguous) rather than hashed.
+only, see recall_tree.py). In a direct path table that row is the label-stats entry id of
+(m, y): a class is a candidate at a node only after its rows were counted there and at every
+ancestor, so the entry exists, and Recall Tree never clears a node, so entry ids never
+change; the table thus needs one row per (node, label) pair seen, not K x n_nodes, with each
+row contiguous. A hashed path table keys the row by y * n_nodes + m (no lookup needed).
 
 Tables are ``(size, 2)`` training tables of ``xcbench.tree.linear`` (weights, AdaGrad
 sums); ``models`` packs (router table, scorer table, path table) and ``layout`` their
@@ -27,7 +27,7 @@ from xcbench.tree.linear import adagrad_step, dot
 from xcbench.tree.topk import topk_of
 from xcbench.tree.vw_update import (LOGISTIC, MIN_GRADIENT, SQUARED, loss_grad, row_move,
                                     row_rates, step_of, vw_step)
-from xcbench.tree.weights import slot
+from xcbench.tree.weights import DIRECT, slot
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -49,16 +49,23 @@ def _up_path(m, node_only):
 
 
 @_jit
-def path_rows(stats, y, node, node_only, out):
-    """Path-table rows of class y's scorer at ``node`` (the entries of (m, y) for m = node and
-    its ancestors below the root, see the module docstring) into ``out``; returns how many."""
+def path_rows(stats, y, node, node_only, hashed, out):
+    """Path-table rows of class y's scorer at ``node``, for m = node and its ancestors below
+    the root, into ``out``; returns how many. A direct table's row is the label-count entry
+    of (m, y) (see the module docstring); a hashed table needs no compact ids, so its row
+    key is y * n_nodes + m, which spares the entry lookups."""
+    n_nodes = stats[3].shape[0]
     n = 0
     m = node
     while m > 0:
-        e = ls.find(stats, m, y)
-        if e >= 0:
-            out[n] = e
+        if hashed:
+            out[n] = y * n_nodes + m
             n += 1
+        else:
+            e = ls.find(stats, m, y)
+            if e >= 0:
+                out[n] = e
+                n += 1
         m = _up_path(m, node_only)
     return n
 
@@ -299,7 +306,7 @@ def train_pass(order, start, y, n_internal, stats, S, cand, cand_cnt, cand_n, to
             for q in range(cand_n[c]):
                 other = cand[c, q]
                 target = 1.0 if other == label else -1.0
-                n_rows = path_rows(stats, other, c, node_only, rows)
+                n_rows = path_rows(stats, other, c, node_only, layout[3] != DIRECT, rows)
                 if vw:
                     _score_step_vw(tables, gd_s, other, rows, n_rows, target, layout, xscale,
                                    Xd, indptr, indices, data, i, dense, lr, loss)
@@ -352,7 +359,7 @@ def predict(k, n_internal, stats, total, topsum, cand, cand_n, w_r, w_s, w_p, st
             if compact:
                 buf_s[q] = row_score(W, b, start[c] + q, Xd, indptr, indices, data, i, dense)
             else:
-                n_rows = path_rows(stats, cand[c, q], c, node_only, rows)
+                n_rows = path_rows(stats, cand[c, q], c, node_only, layout[3] != DIRECT, rows)
                 buf_s[q] = score(w_s, w_p, cand[c, q], rows, n_rows, layout, xscale, Xd,
                                  indptr, indices, data, i, dense)
         topk_of(buf_s, buf_l, m, k, labels[i], scores[i])
@@ -373,7 +380,7 @@ def build_candidate_store(cand, cand_n, start, stats, w_s, w_p, layout, xscale, 
         for q in range(cand_n[c]):
             y = cand[c, q]
             r = start[c] + q
-            n_rows = path_rows(stats, y, c, node_only, rows)
+            n_rows = path_rows(stats, y, c, node_only, mask_p != DIRECT, rows)
             for f in range(n_cols):
                 v = np.float64(w_s[slot(y, f, n_cols, mask_s)])  # sum in float64
                 for j in range(n_rows):
