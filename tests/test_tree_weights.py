@@ -4,8 +4,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input
-from xcbench.tree.weights import (AUTO_MAX_BITS, DIRECT, auto_bits, row_adagrad_step, row_axpy, row_dot, slot,
-                                  table_layout)
+from xcbench.tree.weights import (AUTO_MAX_BITS, DIRECT, ROW_BLOCK, auto_bits, row_adagrad_step, row_axpy,
+                                  row_dot, slot, table_layout)
 
 
 def _rows(seed=0):
@@ -34,6 +34,19 @@ def test_hashed_slots_in_range_and_spread():
     # 16,384 pairs into 65,536 slots: a uniform hash leaves exp(-1/4) ~ 78% of them alone
     _, counts = np.unique(slots, return_counts=True)
     assert (counts == 1).sum() / slots.size > 0.74
+
+
+def test_hashed_rows_of_one_block_sit_side_by_side():
+    """A node's children (consecutive rows) read one feature's weights from one block."""
+    mask = (1 << 20) - 1
+    for f in (0, 7, 848_631):
+        for first in (0, ROW_BLOCK, 5 * ROW_BLOCK):
+            slots = np.array([slot(r, f, 848_632, mask) for r in range(first, first + ROW_BLOCK)])
+            assert slots[0] % ROW_BLOCK == 0
+            assert np.array_equal(slots, slots[0] + np.arange(ROW_BLOCK))
+    # the next block, or another feature, goes elsewhere
+    assert slot(ROW_BLOCK, 7, 848_632, mask) // ROW_BLOCK != slot(0, 7, 848_632, mask) // ROW_BLOCK
+    assert slot(0, 8, 848_632, mask) // ROW_BLOCK != slot(0, 7, 848_632, mask) // ROW_BLOCK
 
 
 def test_dense_and_csr_rows_agree_in_both_layouts():
