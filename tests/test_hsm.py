@@ -294,7 +294,12 @@ print(json.dumps(out))
 def test_memory_estimate_bounds_the_measured_peak():
     cases = [("dense", 3000, 64, 500, {}), ("dense", 2000, 40, 300, {"momentum": 0.5}),
              ("sparse", 4000, 50000, 2000, {}), ("sparse", 4000, 50000, 2000, {"bits": 20}),
-             ("sparse", 3000, 20000, 1000, {"bits": 21, "momentum": 0.9})]
+             ("sparse", 3000, 20000, 1000, {"bits": 21, "momentum": 0.9}),
+             ("sparse", 4000, 50000, 2000, {"solver": "liblinear"}),
+             ("sparse", 20000, 50000, 2000, {"solver": "liblinear", "tree": "kmeans_balanced",
+                                             "max_leaf": 50}),
+             ("sparse", 8000, 20000, 1000, {"solver": "liblinear", "tree": "kmeans_balanced",
+                                            "max_leaf": 100, "bits": 20})]
     result = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, json.dumps(cases)],
                             capture_output=True, text=True, env=_child_env(), timeout=240)
     assert result.returncode == 0, result.stderr

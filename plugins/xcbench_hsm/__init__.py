@@ -1,5 +1,5 @@
-"""Built-in hierarchical softmax (``hsm``): Huffman label tree, SGD-trained nodes, and three
-decoders (exact, greedy/beam, exact top-k by best-first search)."""
+"""Built-in hierarchical softmax (``hsm``): Huffman (or k-means) label tree, SGD- or
+LIBLINEAR-trained nodes, and three decoders (exact, greedy/beam, exact top-k by best-first search)."""
 import xcbench
 from xcbench import MethodSpec
 
@@ -14,7 +14,8 @@ def register_methods(register):
     register(MethodSpec(
         name="hsm",
         family="tree",
-        description="hierarchical softmax on a Huffman tree (SGD); decoders exact/greedy/topk",
+        description="hierarchical softmax on a Huffman or k-means tree (SGD or LIBLINEAR "
+                    "nodes); decoders exact/greedy/topk",
         factory=HierarchicalSoftmax,
         query_params={"decoder": ["exact", "greedy", "topk"]},
     ))

@@ -23,8 +23,8 @@ def depth_bound(n_samples: int, n_classes: int, arity: int, tree: str) -> int:
     at most log_phi(N + K) + 2 (Fibonacci worst case); k-means assumed <= 4 x balanced."""
     k = max(int(n_classes), 2)
     balanced = math.ceil(math.log(k) / math.log(arity) - 1e-9)
-    if tree == "balanced":
-        return balanced
+    if tree in ("balanced", "kmeans_balanced"):  # kmeans_balanced: at most balanced + 1
+        return balanced + 1 if tree == "kmeans_balanced" else balanced
     if tree == "huffman":
         fib = math.ceil(math.log(max(n_samples + k, 2)) / math.log((1 + 5 ** 0.5) / 2)) + 2
         return min(k - 1, fib)
@@ -55,7 +55,8 @@ def weight_layout(n_samples: int, n_features: int, nnz: int, n_classes: int, ari
 
 
 def fit_peak_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, *, arity: int,
-                   bits, momentum: float, tree: str) -> int:
+                   bits, momentum: float, tree: str, solver: str = "sgd",
+                   max_leaf: int = 1) -> int:
     """Upper estimate of fit's peak bytes beyond X and y (see the class docstring)."""
     size, _ = weight_layout(n_samples, n_features, nnz, n_classes, arity, bits)
     copies = 2 if momentum > 0 else 1
@@ -66,6 +67,23 @@ def fit_peak_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, *,
     total += 16 * n_classes * depth + _TREE_BYTES_PER_CLASS * n_classes  # paths, tree
     total += 16 * nnz + 8 * (n_samples + 1)  # float64/int64 copy of X for the kernels
     total += 24 * n_samples  # labels (int64) and the shuffled order (+ its copy)
-    if tree == "kmeans":  # class means (sparse <= nnz entries, else K x D) and k-means copies
+    if tree in ("kmeans", "kmeans_balanced"):  # class means (sparse <= nnz entries, else K x D) and k-means copies
         total += 3 * min(16 * nnz, 8 * n_classes * n_features)
+    if solver == "liblinear":
+        total += liblinear_bytes(n_samples, n_features, nnz, n_classes, arity, max_leaf, tree)
     return int(total + _FIXED_BYTES)
+
+
+def liblinear_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, arity: int,
+                    max_leaf: int, tree: str) -> int:
+    """Extra peak of ``solver="liblinear"``: X sorted by leaf order, the root's renumbered
+    copy and LIBLINEAR's own copy of it (56 nnz + 40 N), and for a node of m > 2 children the
+    multinomial L-BFGS state (~16 vectors of m x d_node, d_node its active features; a
+    node is assumed to see about 1.5 x m x N / K rows, its classes' share)."""
+    total = 56 * nnz + 40 * n_samples
+    width = max(arity, max_leaf if tree in ("kmeans", "kmeans_balanced") else 1)
+    if width > 2:
+        rows = min(n_samples, 1.5 * width * n_samples / max(n_classes, 1))
+        active = min(n_features, rows * nnz / max(n_samples, 1))
+        total += 8 * width * (16 * active + 4 * rows)
+    return int(total)

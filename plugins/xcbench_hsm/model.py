@@ -13,10 +13,12 @@ from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
 from .memory import fit_peak_bytes, weight_layout
-from .tree import balanced_tree, class_means, huffman_tree, kmeans_tree
+from .node_fit import fit_nodes
+from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
-TREES = ("huffman", "balanced", "kmeans")
+TREES = ("huffman", "balanced", "kmeans", "kmeans_balanced")
 DECODERS = ("exact", "greedy", "topk")
+SOLVERS = ("sgd", "liblinear")
 MAX_ABS_FEATURE = 1e100  # larger feature values could overflow scores and SGD steps
 _CHUNK_CELLS = 1 << 22  # rows x edges scored at once by the exact decoder (~32 MB)
 
@@ -25,10 +27,22 @@ class HierarchicalSoftmax(Method):
     """Hierarchical softmax over a Huffman (or balanced, or k-means) label tree.
 
     Build parameters: ``tree`` (``"huffman"`` on training class counts + 1, ``"balanced"``
-    random, or ``"kmeans"`` of class means), ``arity`` (children per node), ``epochs`` of
+    random, ``"kmeans"``: recursive k-means of class means, or ``"kmeans_balanced"``:
+    recursive balanced spherical k-means of the normalised class means, the tree of Parabel
+    and napkinXC, depth ceil(log_arity(K / max_leaf)) + 1), ``arity`` (children per node),
+    ``max_leaf`` (the k-means trees only: a cluster of at most this many classes is not
+    split further, its classes become the children of one node, napkinXC's
+    ``max_leaves``), ``epochs`` of
     SGD (batch 1) with learning rate ``lr`` multiplied by ``lr_decay`` after each epoch,
     ``momentum`` and ``l2`` (acting on the coordinates an example touches), ``bits`` (the
     weight table, below), ``random_state``.
+
+    ``solver``: ``"sgd"`` (the default, the softmax-tree paper's training of the path NLL) or
+    ``"liblinear"``: each node fitted once, to convergence, on the rows whose class is in
+    its subtree, by scikit-learn's L2 logistic regression (LIBLINEAR at binary nodes,
+    multinomial L-BFGS at wider ones; strength ``C``, at most ``max_iter`` iterations) on
+    the node's active features, as napkinXC and Parabel train their nodes
+    (``node_fit.py``). The SGD parameters are then unused.
 
     Defaults: 5 epochs, lr 0.002 decayed x0.9 per epoch, no momentum. The softmax-tree
     paper's setting (lr 0.005, momentum 0.9, x0.995 "after each step") diverges on the PTB
@@ -49,7 +63,11 @@ class HierarchicalSoftmax(Method):
     biases; S = (K - 1) D direct or 2^b hashed; c = 2 with momentum, else 1: momentum
     needs a second table of the same layout) + 16 K depth + ~600 K (tree, paths) +
     16 nnz + 32 N (float64/int64 copy of X for the kernels, labels, shuffled order) [+ 3 x
-    class means for ``tree="kmeans"``: CSR for sparse X, K x D for dense X]. The fitted
+    class means for the k-means trees: CSR for sparse X, K x D for dense X] [+ 56 nnz + 40 N
+    for ``solver="liblinear"``: X sorted by leaf order, the root's renumbered copy and
+    LIBLINEAR's own copy of it; + 8 m (16 d_m + 4 n_m) for nodes of m > 2 children, the
+    multinomial L-BFGS state over their n_m rows and d_m active features,
+    ``memory.liblinear_bytes``]. The fitted
     model keeps the table, biases and tree. No (K x D) array unless direct was chosen.
 
     Query parameters (change with ``set_params`` after fitting, no refit):
@@ -68,10 +86,14 @@ class HierarchicalSoftmax(Method):
     _parameter_constraints = {
         "tree": [StrOptions(set(TREES))],
         "arity": [Interval(Integral, 2, None, closed="left")],
+        "max_leaf": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Integral, 0, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "lr_decay": [Interval(Real, 0, None, closed="neither")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "l2": [Interval(Real, 0, None, closed="left")],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
         "decoder": [StrOptions(set(DECODERS))],
@@ -79,16 +101,20 @@ class HierarchicalSoftmax(Method):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, tree="huffman", arity=2, epochs=5, lr=0.002, lr_decay=0.9,
-                 momentum=0.0, l2=0.0, bits="auto", decoder="exact", beam=None,
-                 random_state=None):
+    def __init__(self, tree="huffman", arity=2, max_leaf=1, epochs=5, lr=0.002, lr_decay=0.9,
+                 momentum=0.0, l2=0.0, solver="sgd", C=1.0, max_iter=100, bits="auto",
+                 decoder="exact", beam=None, random_state=None):
         self.tree = tree
         self.arity = arity
+        self.max_leaf = max_leaf
         self.epochs = epochs
         self.lr = lr
         self.lr_decay = lr_decay
         self.momentum = momentum
         self.l2 = l2
+        self.solver = solver
+        self.C = C
+        self.max_iter = max_iter
         self.bits = bits
         self.decoder = decoder
         self.beam = beam
@@ -101,7 +127,9 @@ class HierarchicalSoftmax(Method):
         if self.tree == "balanced":
             return balanced_tree(self.n_classes_, self.arity, seed=int(rng.integers(2**31)))
         means = class_means(X, y, self.n_classes_)
-        return kmeans_tree(means, self.arity, seed=int(rng.integers(2**31)))
+        build = kmeans_tree if self.tree == "kmeans" else balanced_kmeans_tree
+        return build(means, self.arity, seed=int(rng.integers(2**31)),
+                     max_leaf=int(self.max_leaf))
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         """Upper estimate of fit's peak bytes beyond the data (formula in the class
@@ -109,7 +137,8 @@ class HierarchicalSoftmax(Method):
         self._validate_params()
         return fit_peak_bytes(int(n_samples), int(n_features), int(nnz), int(n_classes),
                               arity=int(self.arity), bits=self.bits,
-                              momentum=float(self.momentum), tree=self.tree)
+                              momentum=float(self.momentum), tree=self.tree,
+                              solver=self.solver, max_leaf=int(self.max_leaf))
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -129,6 +158,12 @@ class HierarchicalSoftmax(Method):
         # momentum buffers only when used (a second table of the weights' layout)
         vel = np.zeros(size if momentum > 0 else 0)
         vel_b = np.zeros(self.tree_.n_rows if momentum > 0 else 0)
+        if self.solver == "liblinear":
+            fit_nodes(self.tree_, X, y, self.weights_, self.intercept_, self.n_features_in_,
+                      self.mask_, C=float(self.C), max_iter=int(self.max_iter),
+                      seed=int(rng.integers(2**31)))
+            self.loss_curve_ = []
+            return self
         Xd, indptr, indices, data, dense = kernel_input(X)
         lr, self.loss_curve_ = float(self.lr), []
         for epoch in range(int(self.epochs)):

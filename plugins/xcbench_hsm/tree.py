@@ -162,3 +162,72 @@ def kmeans_tree(class_means: np.ndarray, arity: int = 2, seed: int = 0,
 
     n_classes = class_means.shape[0]
     return _from_nested(build(np.arange(n_classes)), n_classes)
+
+
+def balanced_kmeans_tree(class_means, arity: int = 2, seed: int = 0, max_leaf: int = 1,
+                         n_iter: int = 20) -> LabelTree:
+    """A tree by recursive *balanced* spherical k-means of the class means (Parabel's and
+    napkinXC's tree): each cluster's classes are split into ``arity`` parts whose sizes
+    differ by at most one, by cosine similarity to the parts' mean directions; a cluster of
+    at most ``max_leaf`` classes becomes one node whose children are its classes. Depth is
+    ceil(log_arity(K / max_leaf)) + 1 whatever the data. Each split works on the columns its
+    classes use, so memory stays O(nonzeros of the means), never K x D."""
+    rng = np.random.default_rng(seed)
+    V = sp.csr_matrix(class_means, dtype=np.float64)
+    norms = np.sqrt(np.asarray(V.multiply(V).sum(axis=1)).ravel())
+    V = sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1e-300)) @ V)
+
+    def build(ids):
+        if len(ids) <= max_leaf:
+            return int(ids[0]) if len(ids) == 1 else [int(i) for i in ids]
+        k = min(arity, len(ids))
+        parts = _balanced_split(V[ids], k, rng, n_iter)
+        return [build(ids[parts == j]) for j in range(k) if np.any(parts == j)]
+
+    n_classes = V.shape[0]
+    return _from_nested(build(np.arange(n_classes)), n_classes)
+
+
+def _balanced_split(Vc, k, rng, n_iter):
+    """Part (0..k-1) of each row of the unit-norm CSR rows ``Vc``: spherical k-means whose
+    assignment step fills parts of equal capacity, most confident rows first."""
+    n = Vc.shape[0]
+    cols, local = np.unique(Vc.indices, return_inverse=True)
+    Vc = sp.csr_matrix((Vc.data, local.reshape(-1), Vc.indptr), shape=(n, max(cols.size, 1)))
+    cap = -(-n // k)  # ceil(n / k)
+    parts = np.arange(n) % k  # a valid balanced start, replaced by the first assignment
+    centers = Vc[rng.choice(n, size=k, replace=False)].toarray()
+    for _ in range(n_iter):
+        S = Vc @ centers.T  # (n, k) cosine similarities
+        new = _assign_balanced(S, cap)
+        if np.array_equal(new, parts):
+            break
+        parts = new
+        for j in range(k):
+            c = np.asarray(Vc[parts == j].sum(axis=0)).ravel()
+            centers[j] = c / max(np.linalg.norm(c), 1e-300)
+    return parts
+
+
+def _assign_balanced(S, cap):
+    """Each row to its most similar part that still has room (rows with the largest margin
+    between their best and second-best part choose first). For two parts: the rows sorted
+    by S[:, 0] - S[:, 1], the first half to part 0."""
+    n, k = S.shape
+    if k == 2:
+        order = np.argsort(S[:, 1] - S[:, 0], kind="stable")
+        parts = np.ones(n, dtype=np.int64)
+        parts[order[:cap]] = 0
+        return parts
+    ranked = np.argsort(-S, axis=1)
+    best = np.take_along_axis(S, ranked[:, :2], axis=1)
+    order = np.argsort(best[:, 1] - best[:, 0], kind="stable")
+    room = np.full(k, cap)
+    parts = np.empty(n, dtype=np.int64)
+    for i in order:
+        for j in ranked[i]:
+            if room[j]:
+                parts[i] = j
+                room[j] -= 1
+                break
+    return parts

@@ -1,0 +1,148 @@
+"""Hierarchical softmax trained node by node with scikit-learn (``solver="liblinear"``).
+
+Each internal node is fitted once, to convergence, on the training rows whose class lies in
+its subtree, with the child holding that class as the target: an L2-regularised logistic
+regression (LIBLINEAR, through scikit-learn) at a binary node, a multinomial one (L-BFGS) at
+a wider node. This is how napkinXC and Parabel train their label-tree nodes, in place of
+SGD on the whole path objective; both minimise the same per-node log-loss (the path NLL is
+the sum of the node losses), here with C-weighted L2 regularisation.
+
+Rows reach their nodes without a per-row path walk: classes are numbered in depth-first
+leaf order, so every node's subtree is a contiguous range of that order, and once the rows
+are sorted by it, a node's rows are one slice and each child's rows a sub-slice.
+
+A node is fitted on its active features only (the columns nonzero in its rows, renumbered),
+so its problem is (rows reaching it) x (features they use), never a D-wide dense array; the
+coefficients are then added into the shared weight table at their (row, feature) slots.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+
+from xcbench.tree.weights import slot
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+def leaf_order(child_ptr, children, n_classes):
+    """(rank of each class in depth-first leaf order, [lo, hi) rank range of each node)."""
+    n_nodes = len(child_ptr) - 1
+    rank = np.empty(n_classes, dtype=np.int64)
+    lo = np.zeros(n_nodes, dtype=np.int64)
+    hi = np.zeros(n_nodes, dtype=np.int64)
+    nxt = 0
+    stack = [(0, int(child_ptr[0]))]  # (node, its next edge to visit)
+    while stack:
+        node, edge = stack[-1]
+        if edge == child_ptr[node + 1]:
+            hi[node] = nxt
+            stack.pop()
+            continue
+        stack[-1] = (node, edge + 1)
+        child = int(children[edge])
+        if child >= 0:
+            lo[child] = nxt
+            stack.append((child, int(child_ptr[child])))
+        else:
+            rank[-child - 1] = nxt
+            nxt += 1
+    return rank, lo, hi
+
+
+def _child_ranges(node, child_ptr, children, rank, lo, hi):
+    """[lo, hi) class-rank range of each child of ``node``, in child order."""
+    out = []
+    for child in children[child_ptr[node]:child_ptr[node + 1]]:
+        if child >= 0:
+            out.append((lo[child], hi[child]))
+        else:
+            r = rank[-child - 1]
+            out.append((r, r + 1))
+    return out
+
+
+@_jit
+def _add_row(table, bias, row, cols, coef, intercept, n_features, mask):
+    """Weight row ``row`` += coef on features ``cols`` (hashed slots add, as collisions do)."""
+    bias[row] += intercept
+    for j in range(cols.shape[0]):
+        if coef[j] != 0.0:
+            table[slot(row, cols[j], n_features, mask)] += coef[j]
+
+
+def _node_problem(Xs, start, stop):
+    """The rows [start, stop) of the sorted X on their active columns: (X_node, columns)."""
+    block = Xs[start:stop]
+    cols, local = np.unique(block.indices, return_inverse=True)
+    Xn = sp.csr_matrix((block.data, local.astype(np.int32).reshape(-1), block.indptr),
+                       shape=(stop - start, cols.size))
+    return Xn, cols.astype(np.int64)
+
+
+def _fit_node(Xn, target, n_children, C, max_iter, seed):
+    """(coef (m, d), intercept (m,)) of child scores s_q = coef[q] . x + intercept[q] for
+    q = 0..m-1 with the last child's score 0 (the tree's reference), or None when fewer than
+    two children have rows (the caller then uses frequency biases only)."""
+    present = np.unique(target)
+    if present.size < 2:
+        return None
+    binary = present.size == 2
+    model = LogisticRegression(C=C, solver="liblinear" if binary else "lbfgs",
+                               max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(Xn, target)
+    d = Xn.shape[1]
+    coef = np.zeros((n_children, d))
+    intercept = np.zeros(n_children)
+    if binary:  # log p(b) / p(a) = w . x + b for the two present children a < b
+        a, b = present
+        coef[b], intercept[b] = model.coef_[0], model.intercept_[0]
+        coef[a], intercept[a] = 0.0, 0.0
+    else:
+        coef[present], intercept[present] = model.coef_, model.intercept_
+    absent = np.setdiff1d(np.arange(n_children), present)
+    if absent.size:  # never seen here: w = 0, a bias below every present child's
+        intercept[absent] = intercept[present].min() - np.log(Xn.shape[0] + 1.0)
+    return coef - coef[-1], intercept - intercept[-1]
+
+
+def fit_nodes(tree, X, y, table, bias, n_features, mask, C=1.0, max_iter=100, seed=0,
+              progress=None):
+    """Fit every internal node of ``tree`` (``tree.LabelTree``) on the rows reaching it and
+    add its weights into ``table`` / ``bias`` (zeros on entry). X: CSR (float64), y: int."""
+    child_ptr, children, edge_row = tree.child_ptr, tree.children, tree.edge_row
+    rank, lo, hi = leaf_order(child_ptr, children, tree.n_classes)
+    row_rank = rank[y]
+    order = np.argsort(row_rank, kind="stable")
+    Xs = sp.csr_matrix(X)[order]
+    # start[r] = first sorted row whose class has rank >= r
+    start = np.searchsorted(row_rank[order], np.arange(tree.n_classes + 1))
+    for node in range(tree.n_nodes):
+        ranges = _child_ranges(node, child_ptr, children, rank, lo, hi)
+        sizes = np.array([start[b] - start[a] for a, b in ranges])
+        first = start[lo[node]]
+        n_rows = int(sizes.sum())
+        rows = edge_row[child_ptr[node]:child_ptr[node + 1]]
+        m = len(rows)
+        fitted = None
+        if n_rows and np.count_nonzero(sizes) >= 2:
+            Xn, cols = _node_problem(Xs, first, first + n_rows)
+            target = np.repeat(np.arange(m), sizes)
+            fitted = _fit_node(Xn, target, m, C, max_iter, seed)
+        if fitted is None:  # one child (or none) seen: smoothed log-frequency biases
+            prior = np.log(sizes + 1.0)
+            for q in range(m - 1):
+                bias[rows[q]] += prior[q] - prior[-1]
+        else:
+            coef, intercept = fitted
+            for q in range(m - 1):
+                _add_row(table, bias, rows[q], cols, coef[q], intercept[q], n_features, mask)
+        if progress is not None:
+            progress(node + 1, tree.n_nodes)
