@@ -24,12 +24,15 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "lomtree": ({"passes": "auto"}, {}),
     "hsm": ({"lr": 0.2, "decoder": "greedy"}, {}),
     "recall_tree": ({}, {}),
+    "recall_tree:node_only=true": ({"node_only": True}, {}),
     "st": ({"init": "cluster", "alpha": 1.0, "n_iter": 1},
            {"synthetic-sparse-1k": {"depth": 6}, "synthetic-sparse-100k": {"depth": 12}}),
     "label_tree": ({}, {}),
     "label_tree:branching=32": ({"branching": 32}, {}),
+    "label_tree:branching=16": ({"branching": 16}, {}),
     "label_embedding_tree": ({}, {}),
     "label_embedding_tree:branching=32": ({"branching": 32}, {}),
+    "label_embedding_tree:branching=16": ({"branching": 16}, {}),
 }
 methods = sys.argv[1:] or ["lomtree", "hsm"]
 data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
