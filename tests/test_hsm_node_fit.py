@@ -112,3 +112,14 @@ def test_hsm_with_liblinear_nodes_conforms(decoder):
     check_method("hsm", params={"solver": "liblinear", "tree": "kmeans_balanced",
                                 "max_leaf": 3, "decoder": decoder},
                  skip=("check_fit_predict_sparse",))  # k-means centres differ for the sparse copy
+
+
+def test_pruned_weights_take_no_slot():
+    X, y = _two_blobs(6, seed=3, d=20)
+    full = HierarchicalSoftmax(solver="liblinear", random_state=0).fit(X, y, n_classes=6)
+    pruned = HierarchicalSoftmax(solver="liblinear", prune=0.3, random_state=0).fit(
+        X, y, n_classes=6)
+    kept = pruned.weights_[pruned.weights_ != 0]
+    assert 0 < kept.size < np.count_nonzero(full.weights_)
+    assert np.abs(kept).min() >= 0.3
+    np.testing.assert_array_equal(kept, full.weights_[pruned.weights_ != 0])

@@ -42,7 +42,8 @@ class HierarchicalSoftmax(Method):
     its subtree, by scikit-learn's L2 logistic regression (LIBLINEAR at binary nodes,
     multinomial L-BFGS at wider ones; strength ``C``, at most ``max_iter`` iterations) on
     the node's active features, as napkinXC and Parabel train their nodes
-    (``node_fit.py``). The SGD parameters are then unused.
+    (``node_fit.py``); weights below ``prune`` in magnitude are dropped (napkinXC prunes at
+    0.1), so on a hashed table they take no slot. The SGD parameters are then unused.
 
     Defaults: 5 epochs, lr 0.002 decayed x0.9 per epoch, no momentum. The softmax-tree
     paper's setting (lr 0.005, momentum 0.9, x0.995 "after each step") diverges on the PTB
@@ -94,6 +95,7 @@ class HierarchicalSoftmax(Method):
         "solver": [StrOptions(set(SOLVERS))],
         "C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "prune": [Interval(Real, 0, None, closed="left")],
         "l2": [Interval(Real, 0, None, closed="left")],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
         "decoder": [StrOptions(set(DECODERS))],
@@ -102,7 +104,7 @@ class HierarchicalSoftmax(Method):
     }
 
     def __init__(self, tree="huffman", arity=2, max_leaf=1, epochs=5, lr=0.002, lr_decay=0.9,
-                 momentum=0.0, l2=0.0, solver="sgd", C=1.0, max_iter=100, bits="auto",
+                 momentum=0.0, l2=0.0, solver="sgd", C=1.0, max_iter=100, prune=0.0, bits="auto",
                  decoder="exact", beam=None, random_state=None):
         self.tree = tree
         self.arity = arity
@@ -115,6 +117,7 @@ class HierarchicalSoftmax(Method):
         self.solver = solver
         self.C = C
         self.max_iter = max_iter
+        self.prune = prune
         self.bits = bits
         self.decoder = decoder
         self.beam = beam
@@ -161,7 +164,7 @@ class HierarchicalSoftmax(Method):
         if self.solver == "liblinear":
             fit_nodes(self.tree_, X, y, self.weights_, self.intercept_, self.n_features_in_,
                       self.mask_, C=float(self.C), max_iter=int(self.max_iter),
-                      seed=int(rng.integers(2**31)))
+                      seed=int(rng.integers(2**31)), threshold=float(self.prune))
             self.loss_curve_ = []
             return self
         Xd, indptr, indices, data, dense = kernel_input(X)

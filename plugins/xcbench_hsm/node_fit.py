@@ -114,9 +114,11 @@ def _fit_node(Xn, target, n_children, C, max_iter, seed):
 
 
 def fit_nodes(tree, X, y, table, bias, n_features, mask, C=1.0, max_iter=100, seed=0,
-              progress=None):
+              threshold=0.0):
     """Fit every internal node of ``tree`` (``tree.LabelTree``) on the rows reaching it and
-    add its weights into ``table`` / ``bias`` (zeros on entry). X: CSR (float64), y: int."""
+    add its weights into ``table`` / ``bias`` (zeros on entry). X: CSR (float64), y: int.
+    Weights of magnitude below ``threshold`` are dropped (napkinXC's weight pruning): they
+    take no slot of a hashed table, so fewer pairs collide."""
     child_ptr, children, edge_row = tree.child_ptr, tree.children, tree.edge_row
     rank, lo, hi = leaf_order(child_ptr, children, tree.n_classes)
     row_rank = rank[y]
@@ -142,7 +144,6 @@ def fit_nodes(tree, X, y, table, bias, n_features, mask, C=1.0, max_iter=100, se
                 bias[rows[q]] += prior[q] - prior[-1]
         else:
             coef, intercept = fitted
+            coef[np.abs(coef) < threshold] = 0.0
             for q in range(m - 1):
                 _add_row(table, bias, rows[q], cols, coef[q], intercept[q], n_features, mask)
-        if progress is not None:
-            progress(node + 1, tree.n_nodes)
