@@ -1,5 +1,5 @@
-"""The README's summary table from this folder's results.jsonl: per method (and query-time
-parameters), top-1 error, p50 latency and fit time at each K, the p50 ratio 100k / 1k, and
+"""The README's summary table from this folder's results.jsonl: per method and settings
+(the run's parameters, then query-time ones), top-1 error, p50 latency and fit time at each K, the p50 ratio 100k / 1k, and
 peak fit RSS and model size at K = 100,000.
 
 Usage: python summary.py [results.jsonl]
@@ -12,11 +12,14 @@ from pathlib import Path
 PATH = sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("results.jsonl")
 SIZES = {"synthetic-sparse-1k": "1k", "synthetic-sparse-10k": "10k",
          "synthetic-sparse-100k": "100k"}
+PER_K = {"depth"}  # settings that follow K by a stated rule (st's depth): one row for all K
 rows = defaultdict(dict)
 for line in open(PATH):
     r = json.loads(line)
     q = r.get("query_params") or {}
-    name = r["method"] + ("" if not q else " " + ",".join(f"{k}={v}" for k, v in q.items()))
+    settings = {k: v for k, v in sorted(r["params"].items()) if k not in q and k not in PER_K}
+    settings.update(q)
+    name = " ".join([r["method"]] + [f"{k}={v}" for k, v in settings.items()])
     K = SIZES[r["dataset"]]
     if r["status"] != "ok":
         rows[name][K] = r["status"]
