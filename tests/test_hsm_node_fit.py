@@ -123,3 +123,36 @@ def test_pruned_weights_take_no_slot():
     assert 0 < kept.size < np.count_nonzero(full.weights_)
     assert np.abs(kept).min() >= 0.3
     np.testing.assert_array_equal(kept, full.weights_[pruned.weights_ != 0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_csr_weights_predict_as_the_collision_free_direct_table(sparse):
+    X, y = _two_blobs(12, seed=4, d=30)
+    X[np.abs(X) < 1.0] = 0.0  # sparse rows
+    Xin = sp.csr_matrix(X) if sparse else X
+    params = dict(solver="liblinear", tree="kmeans_balanced", max_leaf=4, prune=0.05,
+                  random_state=0)
+    direct = HierarchicalSoftmax(bits=None, **params).fit(Xin, y, n_classes=12)
+    csr = HierarchicalSoftmax(bits="csr", **params).fit(Xin, y, n_classes=12)
+    assert csr.stats()["weight_layout"] == "csr"
+    assert csr.stats()["nonzero_params"] == direct.stats()["nonzero_params"]
+    for decoder in ("exact", "greedy", "topk"):
+        a = direct.set_params(decoder=decoder).predict_topk(Xin, 3)
+        b = csr.set_params(decoder=decoder).predict_topk(Xin, 3)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-10)
+    np.testing.assert_allclose(csr.log_proba(Xin, y), direct.log_proba(Xin, y), rtol=1e-10)
+    if sparse:  # the same rows with their CSR indices in reverse order
+        rows = [Xin[i] for i in range(Xin.shape[0])]
+        rev = sp.csr_matrix((np.concatenate([r.data[::-1] for r in rows]),
+                             np.concatenate([r.indices[::-1] for r in rows]), Xin.indptr),
+                            shape=Xin.shape)
+        assert not rev.has_sorted_indices
+        np.testing.assert_allclose(csr.log_proba(rev, y), direct.log_proba(Xin, y),
+                                   rtol=1e-10)
+
+
+def test_csr_weights_need_the_liblinear_solver():
+    X, y = _two_blobs(3)
+    with pytest.raises(ValueError, match="solver='liblinear'"):
+        HierarchicalSoftmax(bits="csr").fit(X, y)

@@ -12,7 +12,7 @@ import numpy as np
 from xcbench.kernels import log_softmax_inplace
 from xcbench.tree.node_softmax import child_logprobs as _child_logprobs
 from xcbench.tree.node_softmax import path_log_proba  # noqa: F401 (the model calls it here)
-from xcbench.tree.weights import row_dot, slot
+from xcbench.tree.weights import slot, weight_dot
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -102,8 +102,8 @@ def edge_scores(table, bias, n_rows, n_features, mask, Xd, indptr, indices, data
     scores without BLAS: O(nnz) per row and weight row for CSR input)."""
     for i in range(S.shape[0]):
         for r in range(n_rows):
-            S[i, r] = row_dot(table, bias, r, n_features, mask, Xd, indptr, indices, data,
-                              start + i, dense)
+            S[i, r] = weight_dot(table, bias, r, n_features, mask, Xd, indptr, indices,
+                                 data, start + i, dense)
 
 
 # ----- a fixed-capacity binary heap of (key, value) pairs; ``sign`` +1 max-heap, -1 min-heap

@@ -58,11 +58,14 @@ def fit_peak_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, *,
                    bits, momentum: float, tree: str, solver: str = "sgd",
                    max_leaf: int = 1) -> int:
     """Upper estimate of fit's peak bytes beyond X and y (see the class docstring)."""
-    size, _ = weight_layout(n_samples, n_features, nnz, n_classes, arity, bits)
     copies = 2 if momentum > 0 else 1
     rows = max(n_classes - 1, 1)
     depth = depth_bound(n_samples, n_classes, arity, tree)
-    total = 8 * size * copies  # weights (+ momentum)
+    if bits == "csr":  # exact rows, collected then packed (int64 ids + float64 values), twice
+        total = 2 * 16 * csr_pairs_bound(nnz, n_classes, n_features, arity, max_leaf, depth)
+    else:
+        size, _ = weight_layout(n_samples, n_features, nnz, n_classes, arity, bits)
+        total = 8 * size * copies  # weights (+ momentum)
     total += 8 * rows * copies  # biases (+ momentum)
     total += 16 * n_classes * depth + _TREE_BYTES_PER_CLASS * n_classes  # paths, tree
     total += 16 * nnz + 8 * (n_samples + 1)  # float64/int64 copy of X for the kernels
@@ -87,3 +90,14 @@ def liblinear_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, a
         active = min(n_features, rows * nnz / max(n_samples, 1))
         total += 8 * width * (16 * active + 4 * rows)
     return int(total)
+
+
+def csr_pairs_bound(nnz: int, n_classes: int, n_features: int, arity: int, max_leaf: int,
+                    depth: int) -> float:
+    """Upper bound on the weights ``bits="csr"`` keeps (no pruning): a node's rows use at
+    most their own nonzeros as features, each example reaches one node per level (arity - 1
+    rows each) and, below the k-means trees' clusters, one node of up to max_leaf
+    children."""
+    wide = max_leaf - 1 if max_leaf > arity else 0
+    return min(float(max(n_classes - 1, 1)) * n_features,
+               float(nnz) * ((arity - 1) * depth + wide))

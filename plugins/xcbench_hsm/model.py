@@ -9,11 +9,13 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
+from xcbench.tree.csr_weights import sorted_kernel_input
+from xcbench.tree.weights import DIRECT
 from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
 from .memory import fit_peak_bytes, weight_layout
-from .node_fit import fit_nodes
+from .node_fit import CSRRows, fit_nodes, table_writer
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
 TREES = ("huffman", "balanced", "kmeans", "kmeans_balanced")
@@ -58,7 +60,11 @@ class HierarchicalSoftmax(Method):
     SGD is estimated to touch, at most 2^26. ``bits=b`` forces hashing, ``None`` the direct
     layout. When hashed, two (row, feature) pairs may share a slot (a collision) and then
     share one weight: noise for both, rarer the larger b; a forced b smaller than the
-    touched pairs trades accuracy for memory, as VW's ``-b`` does.
+    touched pairs trades accuracy for memory, as VW's ``-b`` does. ``bits="csr"`` (with
+    ``solver="liblinear"`` only: those weights are known once training ends) keeps every
+    node's weights exactly, as sorted CSR rows: no collisions, bytes that grow with the
+    weights kept (``prune`` drops small ones), and a prediction costs a binary search of
+    each input feature in each scored row.
 
     Memory (fit, bytes beyond X and y; ``estimate_memory``): 8 S c + 8 (K - 1) c (weights,
     biases; S = (K - 1) D direct or 2^b hashed; c = 2 with momentum, else 1: momentum
@@ -68,7 +74,9 @@ class HierarchicalSoftmax(Method):
     for ``solver="liblinear"``: X sorted by leaf order, the root's renumbered copy and
     LIBLINEAR's own copy of it; + 8 m (16 d_m + 4 n_m) for nodes of m > 2 children, the
     multinomial L-BFGS state over their n_m rows and d_m active features,
-    ``memory.liblinear_bytes``]. The fitted
+    ``memory.liblinear_bytes``]; with ``bits="csr"`` the table's 8 S becomes 32 P, P the
+    weights kept (at most nnz ((arity - 1) depth + max_leaf - 1) without pruning,
+    ``memory.csr_pairs_bound``). The fitted
     model keeps the table, biases and tree. No (K x D) array unless direct was chosen.
 
     Query parameters (change with ``set_params`` after fitting, no refit):
@@ -97,7 +105,7 @@ class HierarchicalSoftmax(Method):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "prune": [Interval(Real, 0, None, closed="left")],
         "l2": [Interval(Real, 0, None, closed="left")],
-        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
+        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto", "csr"}), None],
         "decoder": [StrOptions(set(DECODERS))],
         "beam": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
@@ -145,6 +153,9 @@ class HierarchicalSoftmax(Method):
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
+        if self.bits == "csr" and self.solver != "liblinear":
+            raise ValueError("bits='csr' keeps weights that are known once training ends: it "
+                             "needs solver='liblinear' (SGD updates a table); use bits='auto'")
         X = _check_input(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         rng = np.random.default_rng(self.random_state)
@@ -153,20 +164,23 @@ class HierarchicalSoftmax(Method):
         self.tree_ = self._build_tree(X, y, self.class_counts_, rng)
         self._prepare()
         nnz = X.nnz if sp.issparse(X) else X.size
+        self.intercept_ = np.zeros(self.tree_.n_rows)
+        if self.bits == "csr":  # LIBLINEAR weights kept exactly, as CSR rows
+            store = CSRRows(self.tree_.n_rows)
+            self._fit_nodes(X, y, store.write, rng)
+            self.weights_, self.mask_ = store.arrays(), DIRECT
+            return self
         size, self.mask_ = weight_layout(n, self.n_features_in_, nnz, self.n_classes_,
                                          int(self.arity), self.bits)
         self.weights_ = np.zeros(size)
-        self.intercept_ = np.zeros(self.tree_.n_rows)
+        if self.solver == "liblinear":
+            self._fit_nodes(X, y, table_writer(self.weights_, self.n_features_in_, self.mask_),
+                            rng)
+            return self
         momentum = float(self.momentum)
         # momentum buffers only when used (a second table of the weights' layout)
         vel = np.zeros(size if momentum > 0 else 0)
         vel_b = np.zeros(self.tree_.n_rows if momentum > 0 else 0)
-        if self.solver == "liblinear":
-            fit_nodes(self.tree_, X, y, self.weights_, self.intercept_, self.n_features_in_,
-                      self.mask_, C=float(self.C), max_iter=int(self.max_iter),
-                      seed=int(rng.integers(2**31)), threshold=float(self.prune))
-            self.loss_curve_ = []
-            return self
         Xd, indptr, indices, data, dense = kernel_input(X)
         lr, self.loss_curve_ = float(self.lr), []
         for epoch in range(int(self.epochs)):
@@ -187,6 +201,22 @@ class HierarchicalSoftmax(Method):
                              f"or l2={self.l2}, or scale X")
         return self
 
+    def _fit_nodes(self, X, y, write, rng):
+        """``solver="liblinear"``: every node fitted once (``node_fit.fit_nodes``)."""
+        fit_nodes(self.tree_, X, y, write, self.intercept_, C=float(self.C),
+                  max_iter=int(self.max_iter), seed=int(rng.integers(2**31)),
+                  threshold=float(self.prune))
+        self.loss_curve_ = []
+
+    @property
+    def _csr(self):
+        """True when the weights are exact CSR rows (``bits="csr"``), not a flat table."""
+        return isinstance(self.weights_, tuple)
+
+    def _kernel_input(self, X):
+        """Kernel layout of X; CSR weight rows need sorted CSR input indices."""
+        return sorted_kernel_input(X) if self._csr else kernel_input(X)
+
     def _prepare(self):
         """Derived arrays the kernels need (paths, arity), from ``tree_``."""
         self.path_ptr_, self.path_node_, self.path_pos_ = self.tree_.paths()
@@ -206,7 +236,7 @@ class HierarchicalSoftmax(Method):
         scores = np.full((n, k), -np.inf)
         cost = np.zeros(n, dtype=np.int64)
         t = self.tree_
-        inputs = kernel_input(X)
+        inputs = self._kernel_input(X)
         out_l, out_s = labels[:, :kk], scores[:, :kk]
         if self.decoder == "exact":
             self._decode_exact(inputs, kk, out_l, out_s)
@@ -229,7 +259,7 @@ class HierarchicalSoftmax(Method):
         t, n_rows = self.tree_, self.tree_.n_rows
         n = out_l.shape[0]
         step = max(1, _CHUNK_CELLS // max(n_rows, 1))
-        blas = dense and self.mask_ < 0
+        blas = dense and self.mask_ < 0 and not self._csr
         if blas:
             W = self.weights_[:n_rows * self.n_features_in_].reshape(n_rows, -1)
         for start in range(0, n, step):
@@ -261,20 +291,21 @@ class HierarchicalSoftmax(Method):
         t = self.tree_
         return kernels.path_log_proba(y, self.path_ptr_, self.path_node_, self.path_pos_,
                                       t.child_ptr, t.edge_row, *self._weight_args(),
-                                      *kernel_input(X), self.max_arity_)
+                                      *self._kernel_input(X), self.max_arity_)
 
     def stats(self):
         t = self.tree_
         depths = np.diff(self.path_ptr_)
         freq = self.class_counts_ / max(self.class_counts_.sum(), 1)
+        values = self.weights_[2] if self._csr else self.weights_
+        weight_bytes = sum(a.nbytes for a in self.weights_) if self._csr else values.nbytes
         return {
-            "n_params": int(self.weights_.size + self.intercept_.size),
-            "nonzero_params": int(np.count_nonzero(self.weights_)
-                                  + np.count_nonzero(self.intercept_)),
-            "bytes": int(self.weights_.nbytes + self.intercept_.nbytes + t.child_ptr.nbytes
+            "n_params": int(values.size + self.intercept_.size),
+            "nonzero_params": int(np.count_nonzero(values) + np.count_nonzero(self.intercept_)),
+            "bytes": int(weight_bytes + self.intercept_.nbytes + t.child_ptr.nbytes
                          + t.children.nbytes + t.edge_row.nbytes + self.path_ptr_.nbytes
                          + self.path_node_.nbytes + self.path_pos_.nbytes),
-            "weight_layout": "direct" if self.mask_ < 0 else "hashed",
+            "weight_layout": "csr" if self._csr else "direct" if self.mask_ < 0 else "hashed",
             "hash_bits": int(self.mask_).bit_length() if self.mask_ >= 0 else None,
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),

@@ -68,12 +68,43 @@ def _child_ranges(node, child_ptr, children, rank, lo, hi):
 
 
 @_jit
-def _add_row(table, bias, row, cols, coef, intercept, n_features, mask):
+def _add_row(table, row, cols, coef, n_features, mask):
     """Weight row ``row`` += coef on features ``cols`` (hashed slots add, as collisions do)."""
-    bias[row] += intercept
     for j in range(cols.shape[0]):
         if coef[j] != 0.0:
             table[slot(row, cols[j], n_features, mask)] += coef[j]
+
+
+def table_writer(table, n_features, mask):
+    """``write(row, cols, coef)`` adding a node's weights into a flat toolkit table."""
+    return lambda row, cols, coef: _add_row(table, row, cols, coef, n_features, mask)
+
+
+class CSRRows:
+    """Collects each row's nonzero weights exactly, then ``arrays()`` gives the CSR rows
+    ``(indptr, indices, data)`` (sorted feature ids per row) that ``weight_dot`` reads:
+    no collisions, and bytes grow with the weights kept, not with a table size."""
+
+    def __init__(self, n_rows):
+        self.n_rows = n_rows
+        self.parts = {}
+
+    def write(self, row, cols, coef):
+        keep = coef != 0.0
+        self.parts[int(row)] = (cols[keep].astype(np.int64), coef[keep].astype(np.float64))
+
+    def arrays(self):
+        counts = np.zeros(self.n_rows + 1, dtype=np.int64)
+        for row, (cols, _) in self.parts.items():
+            counts[row + 1] = cols.size
+        indptr = np.cumsum(counts)
+        indices = np.empty(indptr[-1], dtype=np.int64)
+        data = np.empty(indptr[-1])
+        for row, (cols, vals) in self.parts.items():
+            indices[indptr[row]:indptr[row + 1]] = cols  # np.unique left cols sorted
+            data[indptr[row]:indptr[row + 1]] = vals
+        self.parts = {}
+        return indptr, indices, data
 
 
 def _node_problem(Xs, start, stop):
@@ -113,10 +144,10 @@ def _fit_node(Xn, target, n_children, C, max_iter, seed):
     return coef - coef[-1], intercept - intercept[-1]
 
 
-def fit_nodes(tree, X, y, table, bias, n_features, mask, C=1.0, max_iter=100, seed=0,
-              threshold=0.0):
-    """Fit every internal node of ``tree`` (``tree.LabelTree``) on the rows reaching it and
-    add its weights into ``table`` / ``bias`` (zeros on entry). X: CSR (float64), y: int.
+def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.0):
+    """Fit every internal node of ``tree`` (``tree.LabelTree``) on the rows reaching it;
+    its weights go to ``write(row, cols, coef)`` (``table_writer`` or ``CSRRows.write``),
+    its intercepts into ``bias`` (zeros on entry). X: CSR (float64), y: int.
     Weights of magnitude below ``threshold`` are dropped (napkinXC's weight pruning): they
     take no slot of a hashed table, so fewer pairs collide."""
     child_ptr, children, edge_row = tree.child_ptr, tree.children, tree.edge_row
@@ -146,4 +177,5 @@ def fit_nodes(tree, X, y, table, bias, n_features, mask, C=1.0, max_iter=100, se
             coef, intercept = fitted
             coef[np.abs(coef) < threshold] = 0.0
             for q in range(m - 1):
-                _add_row(table, bias, rows[q], cols, coef[q], intercept[q], n_features, mask)
+                bias[rows[q]] += intercept[q]
+                write(rows[q], cols, coef[q])

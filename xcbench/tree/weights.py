@@ -29,6 +29,10 @@ import math
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
+
+from xcbench.tree import csr_weights
 
 DIRECT = -1  # the mask value meaning "no hashing: slot = row * D + feature"
 ROW_BLOCK_BITS = 5  # hashed layout: blocks of ROW_BLOCK = 32 consecutive rows share a place
@@ -75,6 +79,31 @@ def row_dot(table, bias, row, n_features, mask, Xd, indptr, indices, data, i, de
         for p in range(indptr[i], indptr[i + 1]):
             s += table[slot(row, indices[p], n_features, mask)] * data[p]
     return s
+
+
+def weight_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i, dense):
+    """w_row . x_i + bias[row] for either weight store, chosen when compiled by the type of
+    ``weights``: a flat table (``row_dot``: direct or hashed by ``mask``) or exact CSR rows
+    ``(indptr, indices, data)`` (``xcbench.tree.csr_weights``; x's CSR indices must then be
+    sorted). Callable from compiled code only."""
+    raise TypeError("weight_dot is called from compiled (numba) code only")
+
+
+@overload(weight_dot, jit_options={"cache": True, "nogil": True})
+def _weight_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i, dense):
+    if isinstance(weights, types.Array):
+        def table_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i,
+                      dense):
+            return row_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data,
+                           i, dense)
+        return table_dot
+    if isinstance(weights, types.BaseTuple) and len(weights) == 3:
+        def csr_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i,
+                    dense):
+            return bias[row] + csr_weights.row_dot(weights[0], weights[1], weights[2], row,
+                                                   Xd, indptr, indices, data, i, dense)
+        return csr_dot
+    return None
 
 
 @_jit
