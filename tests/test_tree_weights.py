@@ -4,8 +4,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input
-from xcbench.tree.weights import (AUTO_MAX_BITS, DIRECT, ROW_BLOCK, auto_bits, row_adagrad_step, row_axpy,
-                                  row_dot, slot, table_layout)
+from xcbench.tree.weights import (AUTO_MAX_BITS, DIRECT, ROW_BLOCK, auto_bits,
+                                  row_adagrad_step, row_axpy, row_dot, slot, table_layout)
 
 
 def _rows(seed=0):

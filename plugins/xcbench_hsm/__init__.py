@@ -1,5 +1,6 @@
 """Built-in hierarchical softmax (``hsm``): Huffman (or k-means) label tree, SGD- or
-LIBLINEAR-trained nodes, and three decoders (exact, greedy/beam, exact top-k by best-first search)."""
+LIBLINEAR-trained nodes, and three decoders (exact, greedy/beam, exact top-k by best-first
+search)."""
 import xcbench
 from xcbench import MethodSpec
 

@@ -16,6 +16,7 @@ AUTO_MAX_BITS = 26  # bits="auto" hashes into at most 2^26 slots (512 MiB a tabl
 HASH_LOAD = 4.0  # bits="auto": 2^bits >= 4 x the estimated (row, feature) pairs touched
 _TREE_BYTES_PER_CLASS = 600  # tree arrays + the Huffman heap's Python objects (measured ~400)
 _FIXED_BYTES = 4 << 20  # small per-fit buffers and kernel scratch
+KMEANS_TREES = ("kmeans", "kmeans_balanced")  # trees built from the class means
 
 
 def depth_bound(n_samples: int, n_classes: int, arity: int, tree: str) -> int:
@@ -23,8 +24,10 @@ def depth_bound(n_samples: int, n_classes: int, arity: int, tree: str) -> int:
     at most log_phi(N + K) + 2 (Fibonacci worst case); k-means assumed <= 4 x balanced."""
     k = max(int(n_classes), 2)
     balanced = math.ceil(math.log(k) / math.log(arity) - 1e-9)
-    if tree in ("balanced", "kmeans_balanced"):  # kmeans_balanced: at most balanced + 1
-        return balanced + 1 if tree == "kmeans_balanced" else balanced
+    if tree == "balanced":
+        return balanced
+    if tree == "kmeans_balanced":  # the binary levels, then at most one wide node
+        return balanced + 1
     if tree == "huffman":
         fib = math.ceil(math.log(max(n_samples + k, 2)) / math.log((1 + 5 ** 0.5) / 2)) + 2
         return min(k - 1, fib)
@@ -70,7 +73,7 @@ def fit_peak_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, *,
     total += 16 * n_classes * depth + _TREE_BYTES_PER_CLASS * n_classes  # paths, tree
     total += 16 * nnz + 8 * (n_samples + 1)  # float64/int64 copy of X for the kernels
     total += 24 * n_samples  # labels (int64) and the shuffled order (+ its copy)
-    if tree in ("kmeans", "kmeans_balanced"):  # class means (sparse <= nnz entries, else K x D) and k-means copies
+    if tree in KMEANS_TREES:  # class means (sparse <= nnz entries, else K x D), k-means copies
         total += 3 * min(16 * nnz, 8 * n_classes * n_features)
     if solver == "liblinear":
         total += liblinear_bytes(n_samples, n_features, nnz, n_classes, arity, max_leaf, tree)
@@ -84,7 +87,7 @@ def liblinear_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, a
     multinomial L-BFGS state (~16 vectors of m x d_node, d_node its active features; a
     node is assumed to see about 1.5 x m x N / K rows, its classes' share)."""
     total = 56 * nnz + 40 * n_samples
-    width = max(arity, max_leaf if tree in ("kmeans", "kmeans_balanced") else 1)
+    width = max(arity, max_leaf if tree in KMEANS_TREES else 1)
     if width > 2:
         rows = min(n_samples, 1.5 * width * n_samples / max(n_classes, 1))
         active = min(n_features, rows * nnz / max(n_samples, 1))

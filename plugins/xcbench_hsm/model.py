@@ -163,13 +163,13 @@ class HierarchicalSoftmax(Method):
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_)
         self.tree_ = self._build_tree(X, y, self.class_counts_, rng)
         self._prepare()
-        nnz = X.nnz if sp.issparse(X) else X.size
         self.intercept_ = np.zeros(self.tree_.n_rows)
         if self.bits == "csr":  # LIBLINEAR weights kept exactly, as CSR rows
             store = CSRRows(self.tree_.n_rows)
             self._fit_nodes(X, y, store.write, rng)
             self.weights_, self.mask_ = store.arrays(), DIRECT
             return self
+        nnz = X.nnz if sp.issparse(X) else X.size
         size, self.mask_ = weight_layout(n, self.n_features_in_, nnz, self.n_classes_,
                                          int(self.arity), self.bits)
         self.weights_ = np.zeros(size)

@@ -13,7 +13,8 @@ are sorted by it, a node's rows are one slice and each child's rows a sub-slice.
 
 A node is fitted on its active features only (the columns nonzero in its rows, renumbered),
 so its problem is (rows reaching it) x (features they use), never a D-wide dense array; the
-coefficients are then added into the shared weight table at their (row, feature) slots.
+coefficients then go to the model's weight store: added into the toolkit's flat table at
+their (row, feature) slots (``table_writer``), or kept exactly as CSR rows (``CSRRows``).
 """
 from __future__ import annotations
 

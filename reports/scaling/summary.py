@@ -1,6 +1,6 @@
 """The README's summary table from this folder's results.jsonl: per method and settings
-(the run's parameters, then query-time ones), top-1 error, p50 latency and fit time at each K, the p50 ratio 100k / 1k, and
-peak fit RSS and model size at K = 100,000.
+(the run's parameters, then query-time ones), top-1 error, p50 latency and fit time at each
+K, the p50 ratio 100k / 1k, and peak fit RSS and model size at K = 100,000.
 
 Usage: python summary.py [results.jsonl]
 """
