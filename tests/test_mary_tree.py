@@ -16,6 +16,7 @@ from xcbench_mary_tree.tree import NodeLabelStats, TreeBuilder
 @pytest.mark.parametrize("params", [
     {}, {"tree": "random", "decoder": "greedy"}, {"arity": 3, "max_depth": None},
     {"objective": "classification", "arity": 2, "max_depth": None},
+    {"learner": "sgd", "lr_decay": "linear", "tree": "huffman"},
 ])
 def test_contract(params):
     check_method("mary_tree", params)
@@ -153,3 +154,35 @@ def test_learned_tree_beats_random_tree_on_clustered_classes():
         m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
         nll[tree] = -np.mean(m.log_proba(ds.X_test, ds.y_test))
     assert nll["learned"] < nll["random"]
+
+
+def test_sgd_learner_takes_plain_gradient_steps():
+    """From zero weights every child of a path node has probability 1/m, so one SGD ascent
+    step on log p moves the target child's row by lr (1 - 1/m) x and the others by -lr/m x."""
+    from xcbench import make_method
+
+    x = np.array([[0.5, -1.0, 2.0]])
+    m = make_method("mary_tree", tree="random", arity=3, epochs=1, lr=0.5, learner="sgd",
+                    bits=None, random_state=0)
+    m.fit(x, [4], n_classes=9)
+    t, table = m.tree_, m.table_.reshape(-1, 3)
+    moved = set()
+    for s in range(t.path_ptr[4], t.path_ptr[5]):
+        start, stop = t.child_ptr[t.path_node[s]], t.child_ptr[t.path_node[s] + 1]
+        for q in range(stop - start):
+            want = (1.0 if q == t.path_pos[s] else 0.0) - 1.0 / (stop - start)
+            assert np.allclose(table[t.child_row[start + q]], 0.5 * want * x[0])
+            moved.add(t.child_row[start + q])
+    others = np.setdiff1d(np.arange(table.shape[0]), sorted(moved))
+    assert np.all(table[others] == 0.0)
+
+
+def test_linear_lr_decay_starts_once_the_tree_is_fixed():
+    from xcbench import make_method
+
+    learned = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear")
+    step = learned._step_schedule(n_rows=10, learn_epochs=2)
+    assert [step(s) for s in (0, 20, 30, 40)] == pytest.approx([0.2, 0.2, 0.1, 0.0])
+    fixed = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear", tree="random")
+    assert fixed._step_schedule(10, 0)(10) == pytest.approx(0.15)
+    assert make_method("mary_tree", lr=0.2)._step_schedule(10, 2)(35) == 0.2

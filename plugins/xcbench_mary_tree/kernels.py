@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from xcbench.tree.node_softmax import child_logprobs
-from xcbench.tree.weights import row_adagrad_step, slot
+from xcbench.tree.weights import row_adagrad_step, row_axpy, slot
 
 from .represent import rep_step, represent_row
 
@@ -21,13 +21,14 @@ _jit = numba.njit(cache=True, nogil=True)
 @_jit
 def path_steps(i, c, path_ptr, path_node, path_pos, child_ptr, child_slot, child_row, table,
                acc, bias, bias_acc, n_features, mask, Xd, indptr, indices, data, row, dense, lr,
-               density, step_sums, step_counts, buf, grad_r, update):
+               adagrad, density, step_sums, step_counts, buf, grad_r, update):
     """Example i of label c, whose node input is row ``row`` of (Xd | CSR parts): at every
     node of c's path, an AdaGrad ascent step (``update``) on log g[target] (``density``) or
     g[target] (classification), and SumProbas / Counts accumulated per path step
     (``step_sums`` (n_steps, M) by slot, ``step_counts``). With a non-empty ``grad_r`` (dense
     input of that width) it also adds dJ/d(input) there, taken before the node's own step:
     path nodes are distinct, so the sum is the gradient of the whole path objective.
+    ``adagrad`` False takes plain SGD steps (``lr`` times the gradient) instead.
     Returns -log p(c | x_i) before the steps."""
     nll = 0.0
     backprop = grad_r.shape[0] > 0
@@ -52,53 +53,64 @@ def path_steps(i, c, path_ptr, path_node, path_pos, child_ptr, child_slot, child
             if backprop:
                 for k in range(n_features):
                     grad_r[k] += grad * table[slot(r, k, n_features, mask)]
-            if update:
+            if update and adagrad:
                 row_adagrad_step(table, acc, bias, bias_acc, r, n_features, mask, Xd, indptr,
                                  indices, data, row, dense, -grad, lr)
+            elif update:
+                bias[r] += lr * grad
+                row_axpy(table, r, n_features, mask, lr * grad, Xd, indptr, indices, data, row,
+                         dense)
     return nll
 
 
 @_jit
 def train_chunk(order, y, child_ptr, child_slot, child_row, path_ptr, path_node, path_pos,
                 table, acc, bias, bias_acc, n_features, mask, Xd, indptr, indices, data, dense, lr,
-                density, step_sums, step_counts, max_arity):
+                lr_end, adagrad, density, step_sums, step_counts, max_arity):
     """One pass over rows ``order`` of the identity representation (nodes score x itself):
-    ``path_steps`` for each. Returns the summed -log p(y | x) before the steps."""
+    ``path_steps`` for each, the step size going linearly from ``lr`` to ``lr_end`` over the
+    pass. Returns the summed -log p(y | x) before the steps."""
     buf = np.empty(max_arity)
     no_grad = np.empty(0)
     nll = 0.0
-    for t in range(order.shape[0]):
+    n = order.shape[0]
+    for t in range(n):
         i = order[t]
+        step = lr + (lr_end - lr) * t / n
         nll += path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot,
                           child_row, table, acc, bias, bias_acc, n_features, mask, Xd, indptr,
-                          indices, data, i, dense, lr, density, step_sums, step_counts, buf,
-                          no_grad, True)
+                          indices, data, i, dense, step, adagrad, density, step_sums,
+                          step_counts, buf, no_grad, True)
     return nll
 
 
 @_jit
 def train_chunk_rep(order, y, child_ptr, child_slot, child_row, path_ptr, path_node, path_pos,
                     table, acc, bias, bias_acc, d_r, mask, rep, rep_acc, rep_mask, n_inputs, Xd,
-                    indptr, indices, data, dense, lr, density, step_sums, step_counts,
-                    max_arity):
+                    indptr, indices, data, dense, lr, lr_end, adagrad, density, step_sums,
+                    step_counts, max_arity):
     """One pass over rows ``order`` with a learned representation r = A x (``represent``):
     r computed once per example and reused at every node of the path, node steps as in
-    ``path_steps`` on r, then an AdaGrad step of A along dJ/dr x^T (the same learner)."""
+    ``path_steps`` on r, then an AdaGrad step of A along dJ/dr x^T (the same learner; step
+    size from ``lr`` to ``lr_end`` as in ``train_chunk``)."""
     buf = np.empty(max_arity)
     r = np.empty((1, d_r))
     grad_r = np.empty(d_r)
     no_bias = np.zeros(d_r)
     nll = 0.0
-    for t in range(order.shape[0]):
+    n = order.shape[0]
+    for t in range(n):
         i = order[t]
+        step = lr + (lr_end - lr) * t / n
         represent_row(rep, no_bias, d_r, n_inputs, rep_mask, Xd, indptr, indices, data, i, dense,
                       r[0])
         grad_r[:] = 0.0
         nll += path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot,
                           child_row, table, acc, bias, bias_acc, d_r, mask, r, indptr, indices,
-                          data, 0, True, lr, density, step_sums, step_counts, buf, grad_r, True)
+                          data, 0, True, step, adagrad, density, step_sums, step_counts, buf,
+                          grad_r, True)
         rep_step(rep, rep_acc, d_r, n_inputs, rep_mask, Xd, indptr, indices, data, i,
-                 dense, grad_r, lr)
+                 dense, grad_r, step, adagrad)
     return nll
 
 
@@ -117,7 +129,7 @@ def rep_gradient(y, child_ptr, child_slot, child_row, path_ptr, path_node, path_
     for i in range(n):
         path_steps(i, y[i], path_ptr, path_node, path_pos, child_ptr, child_slot, child_row,
                    table, table, bias, bias, d_r, mask, R, none_i, none_i, none_f, i, True, 0.0,
-                   density, sums, counts, buf, out[i], False)
+                   True, density, sums, counts, buf, out[i], False)
     return out
 
 

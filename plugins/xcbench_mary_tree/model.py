@@ -37,7 +37,12 @@ class MaryTree(Method):
         "huffman" (kept fixed: the M-ary Huffman tree of the training label counts + 1, the
         paper's other control; ``max_depth=None`` pads it with zero-weight dummies so every
         node is full, "auto" does not cap its depth, an int D refuses a deeper Huffman tree).
-    epochs, lr : passes and AdaGrad step size.
+    epochs, lr : passes and step size.
+    learner : "adagrad" (the paper's language-model learner) or "sgd" (plain steps of ``lr``
+        times the gradient, as fastText; usually with ``lr_decay="linear"``).
+    lr_decay : "none" (``lr`` throughout) or "linear": after the tree is fixed (from the start
+        for "random" and "huffman", after the first half for "learned") the step size falls
+        linearly to 0 at the end of training, as the paper's classification runs and fastText do.
     decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
     representation : what the node softmaxes score: "identity" (x itself), "linear" (r = A x,
         A a learned d_r x D map) or "embedding" (X holds word ids, one column per context
@@ -61,6 +66,8 @@ class MaryTree(Method):
         "tree": [StrOptions({"learned", "random", "huffman"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr_decay": [StrOptions({"none", "linear"})],
+        "learner": [StrOptions({"adagrad", "sgd"})],
         "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
         "decoder": [StrOptions({"exact", "greedy"})],
         "representation": [StrOptions({"identity", "linear", "embedding"})],
@@ -70,7 +77,8 @@ class MaryTree(Method):
     }
 
     def __init__(self, arity=5, max_depth="auto", objective="density", tree="learned",
-                 epochs=5, lr=0.1, assign_per_epoch=50, decoder="exact",
+                 epochs=5, lr=0.1, lr_decay="none", learner="adagrad",
+                 assign_per_epoch=50, decoder="exact",
                  representation="identity", d_r=100, bits="auto", random_state=None):
         self.arity = arity
         self.max_depth = max_depth
@@ -78,6 +86,8 @@ class MaryTree(Method):
         self.tree = tree
         self.epochs = epochs
         self.lr = lr
+        self.lr_decay = lr_decay
+        self.learner = learner
         self.assign_per_epoch = assign_per_epoch
         self.decoder = decoder
         self.representation = representation
@@ -124,11 +134,16 @@ class MaryTree(Method):
         acc, bias_acc = np.full(size, 1e-8), np.full(rows, 1e-8)
         self.loss_curve_, self.rebuilds_ = [], 0
         learn_epochs = math.ceil(self.epochs / 2) if self.tree == "learned" else 0
+        step_size = self._step_schedule(X.shape[0], learn_epochs)
+        adagrad = self.learner == "adagrad"
+        done = 0
         for epoch in range(int(self.epochs)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
             n_chunks = int(self.assign_per_epoch) if epoch < learn_epochs else 1
             nll = 0.0
             for chunk in np.array_split(order, n_chunks):
+                lr, lr_end = step_size(done), step_size(done + len(chunk))
+                done += len(chunk)
                 t = self.tree_
                 step_sums = np.zeros((len(t.path_node), M))
                 step_counts = np.zeros(len(t.path_node))
@@ -137,18 +152,26 @@ class MaryTree(Method):
                              width, self.mask_)
                 if self.rep_ is None:
                     nll += kernels.train_chunk(
-                        *tree_args, Xd, indptr, indices, data, dense, float(self.lr),
+                        *tree_args, Xd, indptr, indices, data, dense, lr, lr_end, adagrad,
                         self.objective == "density", step_sums, step_counts, t.max_arity)
                 else:
                     nll += kernels.train_chunk_rep(
                         *tree_args, self.rep_.table, rep_acc, self.rep_.mask, self.rep_.n_inputs,
-                        Xd, indptr, indices, data, dense, float(self.lr),
+                        Xd, indptr, indices, data, dense, lr, lr_end, adagrad,
                         self.objective == "density", step_sums, step_counts, t.max_arity)
                 if epoch < learn_epochs:
                     self._rebuild(builder, stats, step_sums, step_counts, acc, bias_acc)
             self.loss_curve_.append(nll / X.shape[0])
         self.n_labels_ = builder.n_labels
         return self
+
+    def _step_schedule(self, n_rows, learn_epochs):
+        """Step size after ``s`` examples: ``lr``, or with ``lr_decay="linear"`` falling
+        linearly to 0 from the end of the tree-learning epochs to the end of training."""
+        lr, total, start = float(self.lr), int(self.epochs) * n_rows, learn_epochs * n_rows
+        if self.lr_decay == "none" or total <= start:
+            return lambda s: lr
+        return lambda s: lr if s <= start else lr * (total - s) / (total - start)
 
     def _initial_tree(self, builder, stats, y):
         """The starting tree: random (AssignLabels on no statistics) or Huffman, fixed."""

@@ -28,8 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcbench.kernels import kernel_input
-from xcbench.tree.weights import DIRECT, rows_adagrad_step, rows_dot, slot, table_bytes, \
-    table_layout
+from xcbench.tree.weights import DIRECT, row_axpy, rows_adagrad_step, rows_dot, slot, \
+    table_bytes, table_layout
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -54,10 +54,17 @@ def represent(rep, d_r, n_inputs, mask, Xd, indptr, indices, data, dense, n_rows
 
 @_jit
 def rep_step(rep, rep_acc, d_r, n_inputs, mask, Xd, indptr, indices, data, i, dense, grad_r,
-             lr):
-    """AdaGrad ascent of the map along dJ/dr = ``grad_r`` for row i: dJ/dA_k = grad_r[k] x_i."""
-    rows_adagrad_step(rep, rep_acc, n_inputs, mask, Xd, indptr, indices, data, i, dense,
-                      grad_r[:d_r], -1.0, lr)
+             lr, adagrad):
+    """Ascent of the map along dJ/dr = ``grad_r`` for row i (dJ/dA_k = grad_r[k] x_i): an
+    AdaGrad step, or with ``adagrad`` False a plain SGD step of size ``lr``."""
+    if adagrad:
+        rows_adagrad_step(rep, rep_acc, n_inputs, mask, Xd, indptr, indices, data, i, dense,
+                          grad_r[:d_r], -1.0, lr)
+        return
+    for k in range(d_r):
+        if grad_r[k] != 0.0:
+            row_axpy(rep, k, n_inputs, mask, lr * grad_r[k], Xd, indptr, indices, data, i,
+                     dense)
 
 
 WORD_ID_ERROR = (
