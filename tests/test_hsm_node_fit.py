@@ -156,3 +156,22 @@ def test_csr_weights_need_the_liblinear_solver():
     X, y = _two_blobs(3)
     with pytest.raises(ValueError, match="solver='liblinear'"):
         HierarchicalSoftmax(bits="csr").fit(X, y)
+
+
+def test_pruning_shrinks_the_csr_estimate_but_it_still_covers_the_weights_kept():
+    rng = np.random.default_rng(1)
+    K, D, n = 40, 3000, 1200
+    protos = rng.integers(0, D, size=(K, 12))
+    y = rng.integers(0, K, size=n)
+    cols = np.where(rng.random((n, 12)) < 0.5, protos[y], rng.integers(0, D, size=(n, 12)))
+    X = sp.csr_matrix((np.ones(n * 12), cols.ravel(), np.arange(0, n * 12 + 1, 12)),
+                      shape=(n, D))
+    params = dict(solver="liblinear", tree="kmeans_balanced", max_leaf=8, C=30, bits="csr",
+                  random_state=0)
+    estimates = {}
+    for prune in (0.0, 0.03):
+        m = HierarchicalSoftmax(prune=prune, **params)
+        estimates[prune] = m.estimate_memory(n, D, X.nnz, K)
+        kept = m.fit(X, y, n_classes=K).stats()["nonzero_params"]
+        assert estimates[prune] > 32 * kept
+    assert estimates[0.03] < estimates[0.0]

@@ -76,7 +76,8 @@ class HierarchicalSoftmax(Method):
     multinomial L-BFGS state over their n_m rows and d_m active features,
     ``memory.liblinear_bytes``]; with ``bits="csr"`` the table's 8 S becomes 32 P, P the
     weights kept (at most nnz ((arity - 1) depth + max_leaf - 1) without pruning,
-    ``memory.csr_pairs_bound``). The fitted
+    ``memory.csr_pairs_bound``; with ``prune`` > 0 a measured share of that bound, with a 2x
+    margin, ``memory.pruned_share``). The fitted
     model keeps the table, biases and tree. No (K x D) array unless direct was chosen.
 
     Query parameters (change with ``set_params`` after fitting, no refit):
@@ -149,7 +150,8 @@ class HierarchicalSoftmax(Method):
         return fit_peak_bytes(int(n_samples), int(n_features), int(nnz), int(n_classes),
                               arity=int(self.arity), bits=self.bits,
                               momentum=float(self.momentum), tree=self.tree,
-                              solver=self.solver, max_leaf=int(self.max_leaf))
+                              solver=self.solver, max_leaf=int(self.max_leaf),
+                              prune=float(self.prune))
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
