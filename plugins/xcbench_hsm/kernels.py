@@ -12,7 +12,7 @@ import numpy as np
 from xcbench.kernels import log_softmax_inplace
 from xcbench.tree.node_softmax import child_logprobs as _child_logprobs
 from xcbench.tree.node_softmax import path_log_proba  # noqa: F401 (the model calls it here)
-from xcbench.tree.weights import slot, weight_dot
+from xcbench.tree.weights import children_dot, slot
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -96,14 +96,20 @@ def all_finite(values):
 
 
 @_jit
-def edge_scores(table, bias, n_rows, n_features, mask, Xd, indptr, indices, data, dense,
-                start, S):
+def edge_scores(table, bias, n_features, mask, child_ptr, edge_row, Xd, indptr, indices, data,
+                dense, start, S, max_arity):
     """S[i, r] = w_r . x_(start + i) + b_r for every weight row r (the exact decoder's
-    scores without BLAS: O(nnz) per row and weight row for CSR input)."""
+    scores without BLAS), node by node (``children_dot``: O(nnz) per row and weight row
+    for a flat table, one lookup per input feature and node for the node-major store)."""
+    buf = np.empty(max_arity)
     for i in range(S.shape[0]):
-        for r in range(n_rows):
-            S[i, r] = weight_dot(table, bias, r, n_features, mask, Xd, indptr, indices,
-                                 data, start + i, dense)
+        for node in range(child_ptr.shape[0] - 1):
+            m = children_dot(table, bias, node, child_ptr, edge_row, n_features, mask, Xd,
+                             indptr, indices, data, start + i, dense, buf)
+            for q in range(m):
+                r = edge_row[child_ptr[node] + q]
+                if r >= 0:
+                    S[i, r] = buf[q]
 
 
 # ----- a fixed-capacity binary heap of (key, value) pairs; ``sign`` +1 max-heap, -1 min-heap

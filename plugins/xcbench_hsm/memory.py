@@ -64,7 +64,7 @@ def fit_peak_bytes(n_samples: int, n_features: int, nnz: int, n_classes: int, *,
     copies = 2 if momentum > 0 else 1
     rows = max(n_classes - 1, 1)
     depth = depth_bound(n_samples, n_classes, arity, tree)
-    if bits == "csr":  # exact rows, collected then packed (int64 ids + float64 values), twice
+    if bits == "csr":  # exact weights: collected per row, then packed by node; 16 bytes each
         pairs = csr_pairs_bound(nnz, n_classes, n_features, arity, max_leaf, depth)
         total = 2 * 16 * pairs * pruned_share(prune)
     else:

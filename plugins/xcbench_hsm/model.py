@@ -15,7 +15,7 @@ from xcbench.method import Method, check_labels, check_X
 
 from . import kernels
 from .memory import fit_peak_bytes, weight_layout
-from .node_fit import CSRRows, fit_nodes, table_writer
+from .node_fit import ExactRows, fit_nodes, table_writer
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
 TREES = ("huffman", "balanced", "kmeans", "kmeans_balanced")
@@ -62,9 +62,9 @@ class HierarchicalSoftmax(Method):
     share one weight: noise for both, rarer the larger b; a forced b smaller than the
     touched pairs trades accuracy for memory, as VW's ``-b`` does. ``bits="csr"`` (with
     ``solver="liblinear"`` only: those weights are known once training ends) keeps every
-    node's weights exactly, as sorted CSR rows: no collisions, bytes that grow with the
-    weights kept (``prune`` drops small ones), and a prediction costs a binary search of
-    each input feature in each scored row.
+    node's weights exactly, grouped by node and sorted by feature (``xcbench.tree.node_major``):
+    no collisions, 16 bytes per weight kept (``prune`` drops small ones), and scoring a
+    node's children costs one binary search per input feature in that node's weights.
 
     Memory (fit, bytes beyond X and y; ``estimate_memory``): 8 S c + 8 (K - 1) c (weights,
     biases; S = (K - 1) D direct or 2^b hashed; c = 2 with momentum, else 1: momentum
@@ -166,10 +166,11 @@ class HierarchicalSoftmax(Method):
         self.tree_ = self._build_tree(X, y, self.class_counts_, rng)
         self._prepare()
         self.intercept_ = np.zeros(self.tree_.n_rows)
-        if self.bits == "csr":  # LIBLINEAR weights kept exactly, as CSR rows
-            store = CSRRows(self.tree_.n_rows)
+        if self.bits == "csr":  # LIBLINEAR weights kept exactly, grouped by node
+            store = ExactRows(self.tree_.n_rows)
             self._fit_nodes(X, y, store.write, rng)
-            self.weights_, self.mask_ = store.arrays(), DIRECT
+            self.weights_ = store.node_major(self.tree_.child_ptr, self.tree_.edge_row)
+            self.mask_ = DIRECT
             return self
         nnz = X.nnz if sp.issparse(X) else X.size
         size, self.mask_ = weight_layout(n, self.n_features_in_, nnz, self.n_classes_,
@@ -212,11 +213,12 @@ class HierarchicalSoftmax(Method):
 
     @property
     def _csr(self):
-        """True when the weights are exact CSR rows (``bits="csr"``), not a flat table."""
+        """True when the weights are exact and grouped by node (``bits="csr"``,
+        ``xcbench.tree.node_major``), not a flat table."""
         return isinstance(self.weights_, tuple)
 
     def _kernel_input(self, X):
-        """Kernel layout of X; CSR weight rows need sorted CSR input indices."""
+        """Kernel layout of X; the exact node-major store needs sorted CSR input indices."""
         return sorted_kernel_input(X) if self._csr else kernel_input(X)
 
     def _prepare(self):
@@ -270,9 +272,8 @@ class HierarchicalSoftmax(Method):
                 S = Xd[start:stop] @ W.T + self.intercept_
             else:
                 S = np.empty((stop - start, n_rows))
-                kernels.edge_scores(self.weights_, self.intercept_, n_rows,
-                                    self.n_features_in_, self.mask_, *inputs[:4], dense,
-                                    start, S)
+                kernels.edge_scores(*self._weight_args(), t.child_ptr, t.edge_row,
+                                    *inputs[:4], dense, start, S, self.max_arity_)
             kernels.decode_exact(k, self.n_classes_, t.child_ptr, t.children, t.edge_row,
                                  np.ascontiguousarray(S), self.max_arity_, t.n_nodes, out_l,
                                  out_s, start)
@@ -299,7 +300,7 @@ class HierarchicalSoftmax(Method):
         t = self.tree_
         depths = np.diff(self.path_ptr_)
         freq = self.class_counts_ / max(self.class_counts_.sum(), 1)
-        values = self.weights_[2] if self._csr else self.weights_
+        values = self.weights_[3] if self._csr else self.weights_
         weight_bytes = sum(a.nbytes for a in self.weights_) if self._csr else values.nbytes
         return {
             "n_params": int(values.size + self.intercept_.size),

@@ -14,7 +14,7 @@ are sorted by it, a node's rows are one slice and each child's rows a sub-slice.
 A node is fitted on its active features only (the columns nonzero in its rows, renumbered),
 so its problem is (rows reaching it) x (features they use), never a D-wide dense array; the
 coefficients then go to the model's weight store: added into the toolkit's flat table at
-their (row, feature) slots (``table_writer``), or kept exactly as CSR rows (``CSRRows``).
+their (row, feature) slots (``table_writer``), or kept exactly, grouped by node (``ExactRows``).
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from xcbench.tree import node_major
 from xcbench.tree.weights import slot
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -81,10 +82,11 @@ def table_writer(table, n_features, mask):
     return lambda row, cols, coef: _add_row(table, row, cols, coef, n_features, mask)
 
 
-class CSRRows:
-    """Collects each row's nonzero weights exactly, then ``arrays()`` gives the CSR rows
-    ``(indptr, indices, data)`` (sorted feature ids per row) that ``weight_dot`` reads:
-    no collisions, and bytes grow with the weights kept, not with a table size."""
+class ExactRows:
+    """Collects each row's nonzero weights exactly, then ``node_major(child_ptr, edge_row)``
+    groups them by tree node into the store ``children_dot`` reads
+    (``xcbench.tree.node_major``): no collisions, and bytes grow with the weights kept, not
+    with a table size."""
 
     def __init__(self, n_rows):
         self.n_rows = n_rows
@@ -94,18 +96,15 @@ class CSRRows:
         keep = coef != 0.0
         self.parts[int(row)] = (cols[keep].astype(np.int64), coef[keep].astype(np.float64))
 
-    def arrays(self):
-        counts = np.zeros(self.n_rows + 1, dtype=np.int64)
-        for row, (cols, _) in self.parts.items():
-            counts[row + 1] = cols.size
-        indptr = np.cumsum(counts)
-        indices = np.empty(indptr[-1], dtype=np.int64)
-        data = np.empty(indptr[-1])
-        for row, (cols, vals) in self.parts.items():
-            indices[indptr[row]:indptr[row + 1]] = cols  # np.unique left cols sorted
-            data[indptr[row]:indptr[row + 1]] = vals
-        self.parts = {}
-        return indptr, indices, data
+    def node_major(self, child_ptr, edge_row):
+        """The node-major store; each node's rows are released as they are packed."""
+        def rows_of_node(node):
+            start = child_ptr[node]
+            for q in range(child_ptr[node + 1] - start):
+                row = int(edge_row[start + q])
+                if row in self.parts:
+                    yield (q, *self.parts.pop(row))
+        return node_major.build(len(child_ptr) - 1, rows_of_node)
 
 
 def _node_problem(Xs, start, stop):
@@ -147,7 +146,7 @@ def _fit_node(Xn, target, n_children, C, max_iter, seed):
 
 def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.0):
     """Fit every internal node of ``tree`` (``tree.LabelTree``) on the rows reaching it;
-    its weights go to ``write(row, cols, coef)`` (``table_writer`` or ``CSRRows.write``),
+    its weights go to ``write(row, cols, coef)`` (``table_writer`` or ``ExactRows.write``),
     its intercepts into ``bias`` (zeros on entry). X: CSR (float64), y: int.
     Weights of magnitude below ``threshold`` are dropped (napkinXC's weight pruning): they
     take no slot of a hashed table, so fewer pairs collide."""

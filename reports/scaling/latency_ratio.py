@@ -23,6 +23,8 @@ ROUNDS, CALLS = 5, 1000
 SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "lomtree": ({"passes": "auto"}, {}),
     "hsm": ({"lr": 0.2, "decoder": "greedy"}, {}),
+    "hsm:bits=csr": ({"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100,
+                      "C": 30, "bits": "csr", "prune": 0.03, "decoder": "topk"}, {}),
     "recall_tree": ({}, {}),
     "recall_tree:node_only=true": ({"node_only": True}, {}),
     "st": ({"init": "cluster", "alpha": 1.0, "n_iter": 1},

@@ -2,15 +2,16 @@
 of a node's children and of a label's whole path, compiled.
 
 A node's children are ``child_ptr[node]:child_ptr[node + 1]`` of the child arrays; child q
-is scored by weight row ``edge_row[start + q]`` of the toolkit's flat table or CSR rows
-(``xcbench.tree.weights.weight_dot``), or fixed at score 0 when that row is -1. A label's
+is scored by weight row ``edge_row[start + q]`` of the toolkit's flat table, or by the exact
+node-major store (``xcbench.tree.weights.children_dot``), or fixed at score 0 when that
+row is -1. A label's
 path is the steps ``path_ptr[c]:path_ptr[c + 1]`` of (``path_node``, ``path_pos``: the child taken).
 """
 import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
-from xcbench.tree.weights import weight_dot
+from xcbench.tree.weights import children_dot
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -19,12 +20,8 @@ _jit = numba.njit(cache=True, nogil=True)
 def child_logprobs(node, child_ptr, edge_row, table, bias, n_features, mask, Xd, indptr,
                     indices, data, i, dense, out):
     """Fill out[:m] with log p(child | node, x_i); return m (the node's arity)."""
-    start, stop = child_ptr[node], child_ptr[node + 1]
-    m = stop - start
-    for q in range(m):
-        r = edge_row[start + q]
-        out[q] = weight_dot(table, bias, r, n_features, mask, Xd, indptr, indices, data, i,
-                         dense) if r >= 0 else 0.0
+    m = children_dot(table, bias, node, child_ptr, edge_row, n_features, mask, Xd, indptr,
+                     indices, data, i, dense, out)
     log_softmax_inplace(out, m)
     return m
 

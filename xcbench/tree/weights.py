@@ -33,7 +33,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from xcbench.tree import csr_weights
+from xcbench.tree import node_major
 
 DIRECT = -1  # the mask value meaning "no hashing: slot = row * D + feature"
 ROW_BLOCK_BITS = 5  # hashed layout: blocks of ROW_BLOCK = 32 consecutive rows share a place
@@ -82,28 +82,43 @@ def row_dot(table, bias, row, n_features, mask, Xd, indptr, indices, data, i, de
     return s
 
 
-def weight_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i, dense):
-    """w_row . x_i + bias[row] for either weight store, chosen when compiled by the type of
-    ``weights``: a flat table (``row_dot``: direct or hashed by ``mask``) or exact CSR rows
-    ``(indptr, indices, data)`` (``xcbench.tree.csr_weights``; x's CSR indices must then be
-    sorted). Callable from compiled code only."""
-    raise TypeError("weight_dot is called from compiled (numba) code only")
+def children_dot(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd, indptr,
+                 indices, data, i, dense, out):
+    """Fill out[:m] with the scores w_r . x_i + bias[r] of ``node``'s m children (row r =
+    ``edge_row[child_ptr[node] + q]``; 0 for a child whose row is -1) and return m. The
+    weight store is chosen when compiled by the type of ``weights``: a flat table
+    (``row_dot`` per child row: direct or hashed by ``mask``) or exact weights grouped by
+    node, the tuple of ``xcbench.tree.node_major`` (one lookup per input feature for all
+    children; x's CSR indices must then be sorted). Callable from compiled code only."""
+    raise TypeError("children_dot is called from compiled (numba) code only")
 
 
-@overload(weight_dot, jit_options={"cache": True, "nogil": True})
-def _weight_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i, dense):
+@overload(children_dot, jit_options={"cache": True, "nogil": True})
+def _children_dot(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd, indptr,
+                  indices, data, i, dense, out):
     if isinstance(weights, types.Array):
-        def table_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i,
-                      dense):
-            return row_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data,
-                           i, dense)
-        return table_dot
-    if isinstance(weights, types.BaseTuple) and len(weights) == 3:
-        def csr_dot(weights, bias, row, n_features, mask, Xd, indptr, indices, data, i,
-                    dense):
-            return bias[row] + csr_weights.row_dot(weights[0], weights[1], weights[2], row,
-                                                   Xd, indptr, indices, data, i, dense)
-        return csr_dot
+        def table_children(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd,
+                           indptr, indices, data, i, dense, out):
+            start = child_ptr[node]
+            m = child_ptr[node + 1] - start
+            for q in range(m):
+                r = edge_row[start + q]
+                out[q] = row_dot(weights, bias, r, n_features, mask, Xd, indptr, indices,
+                                 data, i, dense) if r >= 0 else 0.0
+            return m
+        return table_children
+    if isinstance(weights, types.BaseTuple) and len(weights) == 4:
+        def node_major_children(weights, bias, node, child_ptr, edge_row, n_features, mask,
+                                Xd, indptr, indices, data, i, dense, out):
+            start = child_ptr[node]
+            m = child_ptr[node + 1] - start
+            for q in range(m):
+                r = edge_row[start + q]
+                out[q] = bias[r] if r >= 0 else 0.0
+            node_major.children_dot(weights[0], weights[1], weights[2], weights[3], node,
+                                    Xd, indptr, indices, data, i, dense, out)
+            return m
+        return node_major_children
     return None
 
 

@@ -1,0 +1,95 @@
+"""Exact sparse weights grouped by tree node and sorted by feature: a node's children are
+scored together with one lookup per input feature.
+
+A tree node with m children has up to m weight rows (``edge_row``; -1 for a child whose
+score is fixed at 0). Stored as separate sorted rows (``xcbench.tree.csr_weights``), scoring
+the node costs one binary search per (row, input feature): 99 x 16 searches for a 100-child
+node and a 16-feature input, each a likely cache miss once the model outgrows the cache.
+Here a node's weights, all its rows together, are one run of (feature, child slot, value)
+triples sorted by feature (``node_ptr``: node n's run is ``node_ptr[n]:node_ptr[n + 1]``),
+so scoring the node costs one binary search per input feature in that run, then the triples
+of that feature, which sit side by side (as a hashed table's blocked layout keeps a
+feature's weights for consecutive rows, ``xcbench.tree.weights``, but without collisions).
+Bytes: 16 per weight (int32 feature, int32 slot, float64 value) + 8 per node.
+
+The store is the tuple ``(node_ptr, feature, child_slot, value)`` that
+``xcbench.tree.weights.children_dot`` reads.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+BYTES_PER_WEIGHT = 16
+
+
+def build(n_nodes: int, rows_of_node):
+    """The store from ``rows_of_node(node)``: the node's weight rows as a list of (child slot,
+    feature ids, values); exact zeros are dropped. Built one node at a time, so the caller
+    may free each node's rows as they are handed over (peak: the rows not yet handed over
+    plus about twice the store)."""
+    feats, slots, vals = [], [], []
+    node_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    for node in range(n_nodes):
+        rows = list(rows_of_node(node))
+        size = 0
+        if rows:
+            f = np.concatenate([np.asarray(r[1], dtype=np.int64) for r in rows])
+            v = np.concatenate([np.asarray(r[2], dtype=np.float64) for r in rows])
+            q = np.concatenate([np.full(len(r[1]), r[0], dtype=np.int32) for r in rows])
+            if len(f) and f.max() >= 2**31:
+                raise ValueError("node_major stores feature ids as int32: at most 2^31 "
+                                 "features")
+            keep = v != 0
+            order = np.lexsort((q[keep], f[keep]))
+            feats.append(f[keep][order].astype(np.int32))
+            slots.append(q[keep][order])
+            vals.append(v[keep][order])
+            size = len(order)
+        node_ptr[node + 1] = node_ptr[node] + size
+    cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dtype=dt))
+    return node_ptr, cat(feats, np.int32), cat(slots, np.int32), cat(vals, np.float64)
+
+
+def from_rows(indptr, indices, data, child_ptr, edge_row):
+    """The store of CSR weight rows (row r: ``indices``/``data`` in ``indptr[r]:indptr[r +
+    1]``, in any order) for the tree's nodes (``child_ptr``: node n's children are
+    ``child_ptr[n]:child_ptr[n + 1]``, child q's row ``edge_row[...]``, -1 for none)."""
+    def rows_of_node(node):
+        start = child_ptr[node]
+        for q in range(child_ptr[node + 1] - start):
+            r = edge_row[start + q]
+            if r >= 0:
+                yield q, indices[indptr[r]:indptr[r + 1]], data[indptr[r]:indptr[r + 1]]
+    return build(len(child_ptr) - 1, rows_of_node)
+
+
+@numba.njit(cache=True, nogil=True)
+def children_dot(node_ptr, feature, child_slot, value, node, Xd, indptr, indices, data, i,
+                 dense, out):
+    """Add w_q . x_i to out[q] for each child slot q of ``node`` (the caller fills the
+    biases). CSR input (sorted indices): a binary search per input feature in the node's
+    run, the lower bound moving forward; dense input: a gather over the run."""
+    lo, hi = node_ptr[node], node_ptr[node + 1]
+    if dense:
+        for p in range(lo, hi):
+            v = Xd[i, feature[p]]
+            if v != 0.0:
+                out[child_slot[p]] += value[p] * v
+        return
+    for t in range(indptr[i], indptr[i + 1]):
+        if lo == hi:
+            return
+        f = indices[t]
+        a, b = lo, hi
+        while a < b:
+            mid = (a + b) >> 1
+            if feature[mid] < f:
+                a = mid + 1
+            else:
+                b = mid
+        lo = a
+        v = data[t]
+        while lo < hi and feature[lo] == f:
+            out[child_slot[lo]] += value[lo] * v
+            lo += 1
