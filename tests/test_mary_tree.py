@@ -186,27 +186,3 @@ def test_linear_lr_decay_starts_once_the_tree_is_fixed():
     fixed = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear", tree="random")
     assert fixed._step_schedule(10, 0)(10) == pytest.approx(0.15)
     assert make_method("mary_tree", lr=0.2)._step_schedule(10, 2)(35) == 0.2
-
-
-def test_averaging_keeps_the_mean_of_the_snapshots(monkeypatch):
-    """average=True fits the same model as without, then keeps the mean of the snapshots
-    taken on the fixed tree: with one epoch on a fixed tree and one snapshot, that mean is
-    the final weights themselves."""
-    from xcbench import load_dataset, make_method
-    from xcbench_mary_tree import model as mary_model
-
-    ds = load_dataset("synthetic-small")
-    params = dict(tree="random", epochs=1, random_state=0)
-    plain = make_method("mary_tree", **params).fit(ds.X_train, ds.y_train)
-    monkeypatch.setattr(mary_model, "AVERAGE_SNAPSHOTS", 1)
-    one = make_method("mary_tree", average=True, **params).fit(ds.X_train, ds.y_train)
-    np.testing.assert_allclose(one.table_, plain.table_)
-    seen = []
-    add = mary_model._Snapshots.add
-    monkeypatch.setattr(mary_model._Snapshots, "add",
-                        lambda self, m: (seen.append(m.table_.copy()), add(self, m)))
-    monkeypatch.setattr(mary_model, "AVERAGE_SNAPSHOTS", 4)
-    four = make_method("mary_tree", average=True, **params).fit(ds.X_train, ds.y_train)
-    assert len(seen) == 4 and not np.allclose(seen[0], seen[-1])
-    np.testing.assert_allclose(four.table_, np.mean(seen, axis=0))
-    np.testing.assert_allclose(seen[-1], plain.table_)  # the same training underneath

@@ -21,33 +21,6 @@ from .represent import LearnedMap, map_bytes
 from .tree import NodeLabelStats, TreeBuilder
 
 
-AVERAGE_SNAPSHOTS = 20  # per epoch on the fixed tree, with average=True
-
-
-class _Snapshots:
-    """Running sums of the node table, biases and learned map (Polyak averaging)."""
-
-    def __init__(self, model):
-        rep = model.rep_.table if model.rep_ is not None else np.zeros(0)
-        self.table, self.bias = np.zeros_like(model.table_), np.zeros_like(model.bias_)
-        self.rep, self.n = np.zeros_like(rep), 0
-
-    def add(self, model):
-        self.table += model.table_
-        self.bias += model.bias_
-        if model.rep_ is not None:
-            self.rep += model.rep_.table
-        self.n += 1
-
-    def set_mean(self, model):
-        """Give the model the mean of the snapshots (no snapshot: left as it is)."""
-        if self.n == 0:
-            return
-        model.table_, model.bias_ = self.table / self.n, self.bias / self.n
-        if model.rep_ is not None:
-            model.rep_.table = self.rep / self.n
-
-
 class MaryTree(Method):
     """M-ary label tree whose internal nodes are softmaxes over their children, trained by
     AdaGrad ascent along each label's path while AssignLabels periodically rebuilds which
@@ -67,9 +40,6 @@ class MaryTree(Method):
     epochs, lr : passes and step size.
     learner : "adagrad" (the paper's language-model learner) or "sgd" (plain steps of ``lr``
         times the gradient, as fastText; usually with ``lr_decay="linear"``).
-    average : False, or True for Polyak averaging: once the tree is fixed, the weights (and a
-        learned map) are snapshot ``AVERAGE_SNAPSHOTS`` times per epoch and the fitted model
-        keeps their mean, which damps the last steps' noise (one more copy of the tables).
     lr_decay : "none" (``lr`` throughout) or "linear": after the tree is fixed (from the start
         for "random" and "huffman", after the first half for "learned") the step size falls
         linearly to 0 at the end of training, as the paper's classification runs and fastText do.
@@ -85,8 +55,8 @@ class MaryTree(Method):
     Memory (fit, bytes): 2 x 8 x S for the node weights and AdaGrad sums (S = (2K' + 2) x M x W
     when dense, 2^bits hashed; W = D, or d_r with a learned representation) + 2 x 8 x d_r x D
     for a linear map (d_r x C x V for embeddings of V words at C positions; hashed past 256 MB)
-    + per-(node, label) statistics 8 x (M + 2) x ~4 K x depth + the tree O(K x depth); the
-    tables x 3/2 with ``average``. No K x D array (D features, K classes).
+    + per-(node, label) statistics 8 x (M + 2) x ~4 K x depth + the tree O(K x depth). No K x D
+    array (D features, K classes).
     """
 
     _parameter_constraints = {
@@ -98,7 +68,6 @@ class MaryTree(Method):
         "lr": [Interval(Real, 0, None, closed="neither")],
         "lr_decay": [StrOptions({"none", "linear"})],
         "learner": [StrOptions({"adagrad", "sgd"})],
-        "average": ["boolean"],
         "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
         "decoder": [StrOptions({"exact", "greedy"})],
         "representation": [StrOptions({"identity", "linear", "embedding"})],
@@ -109,7 +78,7 @@ class MaryTree(Method):
 
     def __init__(self, arity=5, max_depth="auto", objective="density", tree="learned",
                  epochs=5, lr=0.1, lr_decay="none", learner="adagrad",
-                 average=False, assign_per_epoch=50, decoder="exact",
+                 assign_per_epoch=50, decoder="exact",
                  representation="identity", d_r=100, bits="auto", random_state=None):
         self.arity = arity
         self.max_depth = max_depth
@@ -119,7 +88,6 @@ class MaryTree(Method):
         self.lr = lr
         self.lr_decay = lr_decay
         self.learner = learner
-        self.average = average
         self.assign_per_epoch = assign_per_epoch
         self.decoder = decoder
         self.representation = representation
@@ -168,12 +136,10 @@ class MaryTree(Method):
         learn_epochs = math.ceil(self.epochs / 2) if self.tree == "learned" else 0
         step_size = self._step_schedule(X.shape[0], learn_epochs)
         adagrad = self.learner == "adagrad"
-        snapshots = _Snapshots(self) if self.average else None
         done = 0
         for epoch in range(int(self.epochs)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
-            n_chunks = int(self.assign_per_epoch) if epoch < learn_epochs else \
-                AVERAGE_SNAPSHOTS if snapshots else 1
+            n_chunks = int(self.assign_per_epoch) if epoch < learn_epochs else 1
             nll = 0.0
             for chunk in np.array_split(order, n_chunks):
                 lr, lr_end = step_size(done), step_size(done + len(chunk))
@@ -195,11 +161,7 @@ class MaryTree(Method):
                         self.objective == "density", step_sums, step_counts, t.max_arity)
                 if epoch < learn_epochs:
                     self._rebuild(builder, stats, step_sums, step_counts, acc, bias_acc)
-                elif snapshots:
-                    snapshots.add(self)
             self.loss_curve_.append(nll / X.shape[0])
-        if snapshots:
-            snapshots.set_mean(self)
         self.n_labels_ = builder.n_labels
         return self
 
@@ -316,8 +278,6 @@ class MaryTree(Method):
             weights = (table_bytes(rows, d_r, self.bits, float(rows) * d_r, copies=2)
                        + map_bytes(d_r, inputs, nnz, self.bits)
                        + 16 * int(nnz) + 8 * self._CHUNK * d_r)  # one-hot ids, a chunk's r
-        if self.average:  # one more copy of the weights (half of the tables with AdaGrad sums)
-            weights = weights * 3 // 2
         steps = n_classes * depth
         stats = 3 * 8 * (M + 2) * 4 * steps  # store (labels move: ~4 K x depth) + merge copies
         return int(weights + 16 * rows + stats + 64 * steps + 8 * n_samples)
