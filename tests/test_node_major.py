@@ -9,12 +9,12 @@ from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_softmax import child_logprobs
 
 
-def _random_tree_rows(rng, D):
+def _random_tree_rows(rng, D, density=0.4):
     """Two nodes (a 4-child node whose last child has no row, a binary one) over 6 rows of
     sparse weights with some exact zeros, as CSR rows in a shuffled order."""
     child_ptr = np.array([0, 4, 6], dtype=np.int64)
     edge_row = np.array([3, 0, 5, -1, 1, -1], dtype=np.int64)
-    W = rng.normal(size=(6, D)) * (rng.random((6, D)) < 0.4)
+    W = rng.normal(size=(6, D)) * (rng.random((6, D)) < density)
     W[2] = 0.0  # row 2 belongs to no node
     W[0, :3] = 0.0
     rows = sp.csr_matrix(W)
@@ -27,14 +27,16 @@ def _random_tree_rows(rng, D):
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_node_major_scores_equal_the_rows_dot_products(sparse):
+@pytest.mark.parametrize("D", [30, 3000])  # runs of one block, and of many (the skip index)
+def test_node_major_scores_equal_the_rows_dot_products(sparse, D):
     rng = np.random.default_rng(0)
-    D = 30
-    W, child_ptr, edge_row, indptr, indices, data = _random_tree_rows(rng, D)
+    W, child_ptr, edge_row, indptr, indices, data = _random_tree_rows(rng, D, 0.4 if D < 100
+                                                                      else 0.05)
     store = node_major.from_rows(indptr, indices, data, child_ptr, edge_row)
     assert len(store[3]) == np.count_nonzero(W[[3, 0, 5, 1]])  # zeros and row 2 dropped
     bias = rng.normal(size=6)
     X = rng.normal(size=(5, D)) * (rng.random((5, D)) < 0.3)
+    X[:, rng.choice(D, D // 2, replace=False)] = 0.0  # gaps the lower bound must jump
     Xd, xptr, xidx, xdat, dense = sorted_kernel_input(X if not sparse else sp.csr_matrix(X))
     out = np.empty(4)
     for i in range(5):
@@ -52,10 +54,12 @@ def test_node_major_scores_equal_the_rows_dot_products(sparse):
 def test_a_node_keeps_its_weights_sorted_by_feature():
     rng = np.random.default_rng(1)
     W, child_ptr, edge_row, indptr, indices, data = _random_tree_rows(rng, 40)
-    node_ptr, feature, slot, value = node_major.from_rows(indptr, indices, data, child_ptr,
-                                                          edge_row)
+    node_ptr, feature, slot, value, skip_ptr, skip = node_major.from_rows(
+        indptr, indices, data, child_ptr, edge_row)
     for node in range(2):
         run = slice(node_ptr[node], node_ptr[node + 1])
         assert np.all(np.diff(feature[run]) >= 0)
         rows = edge_row[child_ptr[node]:child_ptr[node + 1]]
         np.testing.assert_array_equal(value[run], W[rows[slot[run]], feature[run]])
+        np.testing.assert_array_equal(skip[skip_ptr[node]:skip_ptr[node + 1]],
+                                      feature[run][::node_major.SKIP])

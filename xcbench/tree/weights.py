@@ -107,7 +107,7 @@ def _children_dot(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd
                                  data, i, dense) if r >= 0 else 0.0
             return m
         return table_children
-    if isinstance(weights, types.BaseTuple) and len(weights) == 4:
+    if isinstance(weights, types.BaseTuple) and len(weights) == 6:
         def node_major_children(weights, bias, node, child_ptr, edge_row, n_features, mask,
                                 Xd, indptr, indices, data, i, dense, out):
             start = child_ptr[node]
@@ -115,8 +115,9 @@ def _children_dot(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd
             for q in range(m):
                 r = edge_row[start + q]
                 out[q] = bias[r] if r >= 0 else 0.0
-            node_major.children_dot(weights[0], weights[1], weights[2], weights[3], node,
-                                    Xd, indptr, indices, data, i, dense, out)
+            node_major.children_dot(weights[0], weights[1], weights[2], weights[3],
+                                    weights[4], weights[5], node, Xd, indptr, indices, data,
+                                    i, dense, out)
             return m
         return node_major_children
     return None
