@@ -186,3 +186,25 @@ def test_linear_lr_decay_starts_once_the_tree_is_fixed():
     fixed = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear", tree="random")
     assert fixed._step_schedule(10, 0)(10) == pytest.approx(0.15)
     assert make_method("mary_tree", lr=0.2)._step_schedule(10, 2)(35) == 0.2
+
+
+def test_compacting_the_final_rows_changes_no_prediction(monkeypatch):
+    """After fit the final tree's rows are copied from the (hashed) training table into a
+    direct one: the same scores, fewer rows."""
+    from xcbench import load_dataset, make_method
+    from xcbench_mary_tree.model import MaryTree
+
+    ds = load_dataset("synthetic-small")
+    params = dict(arity=4, epochs=2, bits=18, random_state=0)
+    compact = make_method("mary_tree", **params).fit(ds.X_train, ds.y_train)
+    monkeypatch.setattr(MaryTree, "_COMPACT_LIMIT", 0)
+    hashed = make_method("mary_tree", **params).fit(ds.X_train, ds.y_train)
+    assert hashed.mask_ != -1 and compact.mask_ == -1
+    assert compact.bias_.size < hashed.bias_.size
+    np.testing.assert_allclose(compact.log_proba(ds.X_test, ds.y_test),
+                               hashed.log_proba(ds.X_test, ds.y_test), rtol=1e-12)
+    for decoder in ("exact", "greedy"):
+        a = compact.set_params(decoder=decoder).predict_topk(ds.X_test, 3)
+        b = hashed.set_params(decoder=decoder).predict_topk(ds.X_test, 3)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-12)

@@ -61,7 +61,8 @@ def test_linear_map_gradient_matches_finite_differences():
 
 
 def test_hashed_tables_backpropagate_the_same_gradient():
-    """bits=16: node rows and the map both hashed; dJ/dA is read through the same slots."""
+    """bits=16: node rows (while training; compacted after fit) and the map hashed; dJ/dA is
+    read through the same slots."""
     from xcbench.tree.weights import slot
 
     X, y, _, _ = gaussian_problem()
@@ -69,7 +70,7 @@ def test_hashed_tables_backpropagate_the_same_gradient():
                     random_state=0).fit(X, y)
     X, y = X[:6], y[:6]
     g_r = _rep_gradient(m, X, y)
-    assert m.rep_.hashed and m.mask_ != -1
+    assert m.rep_.hashed
     D = X.shape[1]
     for k in range(4):
         for f in range(0, D, 3):

@@ -67,7 +67,7 @@ class FlatTree:
     child_ptr: np.ndarray
     children: np.ndarray
     child_slot: np.ndarray
-    child_row: np.ndarray  # weight row of each child: node * M + slot
+    child_row: np.ndarray  # weight row of each child: node * M + slot (compacted after fit)
     path_ptr: np.ndarray
     path_node: np.ndarray
     path_pos: np.ndarray

@@ -233,10 +233,16 @@ def table_bytes(n_rows: int, n_features: int, bits="auto", touched_pairs=None,
 
 
 def gather_rows(table, mask, n_features, rows):
-    """Dense (len(rows), D) copy of some rows (for tests and small models; O(rows x D))."""
+    """Dense (len(rows), D) copy of some rows (O(rows x D): for small models, tests, and
+    compacting a trained tree's rows into a direct table)."""
     rows = np.asarray(rows, dtype=np.int64)
-    feats = np.arange(n_features, dtype=np.int64)
     out = np.empty((rows.size, n_features))
-    for k, r in enumerate(rows):
-        out[k] = [table[slot(int(r), int(f), n_features, mask)] for f in feats]
+    _gather(table, mask, n_features, rows, out)
     return out
+
+
+@_jit
+def _gather(table, mask, n_features, rows, out):
+    for k in range(rows.shape[0]):
+        for f in range(n_features):
+            out[k, f] = table[slot(rows[k], f, n_features, mask)]
