@@ -39,10 +39,13 @@ def _fd(m, X, y, entry, eps=1e-6):
     table = m.rep_.table
     keep = table[entry]
     table[entry] = keep + eps
+    m.rep_.freeze()  # prediction reads the feature-major copy
     up = m.log_proba(X, y).sum()
     table[entry] = keep - eps
+    m.rep_.freeze()
     down = m.log_proba(X, y).sum()
     table[entry] = keep
+    m.rep_.freeze()
     return (up - down) / (2 * eps)
 
 
@@ -210,3 +213,14 @@ def test_bad_representation_parameters_are_refused_up_front(bad):
     X, y, _, _ = gaussian_problem()
     with pytest.raises(ValueError, match=next(iter(bad))):
         make_method("mary_tree", **bad).fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["linear", "embedding"])
+def test_frozen_feature_major_copy_gives_the_same_representations(kind):
+    X, y, Xt, _ = word_id_problem() if kind == "embedding" else gaussian_problem()
+    m = make_method("mary_tree", representation=kind, d_r=6, arity=3, epochs=1,
+                    random_state=0).fit(X, y)
+    assert m.rep_.columns is not None  # direct map: frozen at the end of fit
+    frozen = m.rep_.transform(Xt)
+    m.rep_.columns = None
+    np.testing.assert_allclose(frozen, m.rep_.transform(Xt), rtol=1e-12, atol=1e-12)

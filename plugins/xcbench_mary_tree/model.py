@@ -56,8 +56,8 @@ class MaryTree(Method):
     when dense, 2^bits hashed; W = D, or d_r with a learned representation) + 2 x 8 x d_r x D
     for a linear map (d_r x C x V for embeddings of V words at C positions; hashed past 256 MB)
     + per-(node, label) statistics 8 x (M + 2) x ~4 K x depth + the tree O(K x depth) + the
-    compacted direct copy of the final tree's rows (at most 256 MB). No K x D array (D
-    features, K classes).
+    compacted direct copy of the final tree's rows (at most 256 MB) + a feature-major copy of a
+    direct learned map (``LearnedMap.freeze``). No K x D array (D features, K classes).
     """
 
     _parameter_constraints = {
@@ -165,6 +165,8 @@ class MaryTree(Method):
             self.loss_curve_.append(nll / X.shape[0])
         self.n_labels_ = builder.n_labels
         self._compact()
+        if self.rep_ is not None:
+            self.rep_.freeze()
         return self
 
     _COMPACT_LIMIT = 256 << 20  # bytes of a compacted direct node table
@@ -298,7 +300,7 @@ class MaryTree(Method):
             inputs = n_features * max(int(nnz), 1) if self.representation == "embedding" \
                 else n_features
             weights = (table_bytes(rows, d_r, self.bits, float(rows) * d_r, copies=2)
-                       + map_bytes(d_r, inputs, nnz, self.bits)
+                       + map_bytes(d_r, inputs, nnz, self.bits) * 3 // 2  # + freeze's copy
                        + 16 * int(nnz) + 8 * self._CHUNK * d_r)  # one-hot ids, a chunk's r
         weights += min(self._COMPACT_LIMIT, 8 * rows * (int(self.d_r) if self.representation
                                                         != "identity" else n_features))
@@ -311,9 +313,11 @@ class MaryTree(Method):
         t = self.tree_
         depths = np.diff(t.path_ptr)[: self.n_classes_]
         rep = self.rep_.table if self.rep_ is not None else np.zeros(0)
+        columns = self.rep_.columns if self.rep_ is not None else None
         return {
             "n_params": int(self.table_.size + self.bias_.size + rep.size),
-            "bytes": int(self.table_.nbytes + self.bias_.nbytes + rep.nbytes + t.nbytes()),
+            "bytes": int(self.table_.nbytes + self.bias_.nbytes + rep.nbytes + t.nbytes()
+                         + (columns.nbytes if columns is not None else 0)),
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),
             "leaves": int(self.n_classes_),
