@@ -67,10 +67,11 @@ def row_dot(table, bias, row, n_features, mask, Xd, indptr, indices, data, i, de
     """w_row . x_i + bias[row]."""
     s = bias[row]
     if dense:
-        if mask < 0:
-            base = row * n_features
-            for f in range(n_features):
-                s += table[base + f] * Xd[i, f]
+        if mask < 0:  # unsigned indices: no negative-index wrap-around, so the loop vectorises
+            base = np.uint64(row * n_features)
+            x = Xd[i]
+            for f in range(np.uint64(n_features)):
+                s += table[base + f] * x[f]
         else:
             for f in range(n_features):
                 v = Xd[i, f]
