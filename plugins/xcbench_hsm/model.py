@@ -167,7 +167,7 @@ class HierarchicalSoftmax(Method):
         self._prepare()
         self.intercept_ = np.zeros(self.tree_.n_rows)
         if self.bits == "csr":  # LIBLINEAR weights kept exactly, grouped by node
-            store = ExactRows(self.tree_.n_rows)
+            store = ExactRows()
             self._fit_nodes(X, y, store.write, rng)
             self.weights_ = store.node_major(self.tree_.child_ptr, self.tree_.edge_row)
             self.mask_ = DIRECT

@@ -88,8 +88,7 @@ class ExactRows:
     (``xcbench.tree.node_major``): no collisions, and bytes grow with the weights kept, not
     with a table size."""
 
-    def __init__(self, n_rows):
-        self.n_rows = n_rows
+    def __init__(self):
         self.parts = {}
 
     def write(self, row, cols, coef):

@@ -176,8 +176,8 @@ class MaryTree(Method):
         nodes x M rows), so it is usually hashed; the final tree uses far fewer rows. Copy
         those into a direct table (exact: the trained values, collisions included) when it
         fits ``_COMPACT_LIMIT``, so prediction reads contiguous rows instead of one hashed
-        place per (row block, feature): 2.4x faster single-example prediction on ptb-words
-        (82-ary, d_r = 200)."""
+        place per (row block, feature): on ptb-words (82-ary, d_r = 200; 20k-row fit, 2000
+        single-row calls) predict_topk's p50 went from 0.088 to 0.075 ms."""
         t = self.tree_
         used = np.unique(t.child_row[t.child_row >= 0])
         if used.size * self.width_ * 8 > self._COMPACT_LIMIT or (

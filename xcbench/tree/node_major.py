@@ -24,7 +24,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-BYTES_PER_WEIGHT = 16
 SKIP = 32  # triples per block of the skip index
 
 
@@ -46,10 +45,11 @@ def build(n_nodes: int, rows_of_node):
                 raise ValueError("node_major stores feature ids as int32: at most 2^31 "
                                  "features")
             keep = v != 0
-            order = np.lexsort((q[keep], f[keep]))
-            feats.append(f[keep][order].astype(np.int32))
-            slots.append(q[keep][order])
-            vals.append(v[keep][order])
+            f, v, q = f[keep], v[keep], q[keep]
+            order = np.lexsort((q, f))
+            feats.append(f[order].astype(np.int32))
+            slots.append(q[order])
+            vals.append(v[order])
             size = len(order)
         node_ptr[node + 1] = node_ptr[node] + size
     cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dtype=dt))

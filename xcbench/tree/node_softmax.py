@@ -3,9 +3,9 @@ of a node's children and of a label's whole path, compiled.
 
 A node's children are ``child_ptr[node]:child_ptr[node + 1]`` of the child arrays; child q
 is scored by weight row ``edge_row[start + q]`` of the toolkit's flat table, or by the exact
-node-major store (``xcbench.tree.weights.children_dot``), or fixed at score 0 when that
-row is -1. A label's
-path is the steps ``path_ptr[c]:path_ptr[c + 1]`` of (``path_node``, ``path_pos``: the child taken).
+node-major store (``xcbench.tree.weights.children_dot``), or fixed at score 0 when that row
+is -1. A label's path is the steps ``path_ptr[c]:path_ptr[c + 1]`` of (``path_node``,
+``path_pos``: the child taken).
 """
 import numba
 import numpy as np
