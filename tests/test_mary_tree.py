@@ -181,11 +181,28 @@ def test_linear_lr_decay_starts_once_the_tree_is_fixed():
     from xcbench import make_method
 
     learned = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear")
-    step = learned._step_schedule(n_rows=10, learn_epochs=2)
+    step = learned._step_schedule(n_rows=10, learn_rows=learned._learn_rows(10))
     assert [step(s) for s in (0, 20, 30, 40)] == pytest.approx([0.2, 0.2, 0.1, 0.0])
     fixed = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear", tree="random")
+    assert fixed._learn_rows(10) == 0
     assert fixed._step_schedule(10, 0)(10) == pytest.approx(0.15)
-    assert make_method("mary_tree", lr=0.2)._step_schedule(10, 2)(35) == 0.2
+    assert make_method("mary_tree", lr=0.2)._step_schedule(10, 20)(35) == 0.2
+
+
+@pytest.mark.parametrize("tree_epochs, rebuilds, learn_rows", [
+    ("auto", 2 * 5, 200), (0.5, 3, 50), (1.5, 5 + 3, 150), (0, 0, 0), (9, 3 * 5, 300)])
+def test_tree_epochs_sets_how_long_assign_labels_runs(tree_epochs, rebuilds, learn_rows):
+    """AssignLabels runs assign_per_epoch times per epoch's worth of rows for tree_epochs
+    epochs ("auto": the first half, rounded up to whole epochs), then the tree is fixed."""
+    from xcbench import load_dataset, make_method
+
+    ds = load_dataset("synthetic-small")
+    X, y = ds.X_train[:100], ds.y_train[:100]
+    m = make_method("mary_tree", arity=3, epochs=3, assign_per_epoch=5,
+                    tree_epochs=tree_epochs, random_state=0)
+    assert m._learn_rows(100) == learn_rows
+    m.fit(X, y, n_classes=ds.n_classes)
+    assert m.rebuilds_ == rebuilds
 
 
 def test_compacting_the_final_rows_changes_no_prediction(monkeypatch):

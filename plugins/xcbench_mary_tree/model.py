@@ -32,16 +32,19 @@ class MaryTree(Method):
     max_depth : "auto" (depth-constrained tree, D = ceil(log_M K) + 1), an int D, or None
         (unconstrained well-formed tree, labels padded to K' = 1 mod (M - 1)).
     objective : "density" (ascend log p of the target child) or "classification" (ascend p).
-    tree : "learned" (AssignLabels ``assign_per_epoch`` times per epoch during the first half
-        of training), "random" (the initial random tree kept: the paper's control) or
+    tree : "learned" (AssignLabels ``assign_per_epoch`` times per epoch's worth of rows while
+        the tree is learned, ``tree_epochs``), "random" (the initial random tree kept: the paper's control) or
         "huffman" (kept fixed: the M-ary Huffman tree of the training label counts + 1, the
         paper's other control; ``max_depth=None`` pads it with zero-weight dummies so every
         node is full, "auto" does not cap its depth, an int D refuses a deeper Huffman tree).
     epochs, lr : passes and step size.
+    tree_epochs : how long the tree is learned (``tree="learned"``), in epochs: "auto" (the
+        paper's first half of training, rounded up to whole epochs: ceil(epochs / 2)) or a
+        number (e.g. 0.5: the first half of the first epoch); the rest trains on the fixed tree.
     learner : "adagrad" (the paper's language-model learner) or "sgd" (plain steps of ``lr``
         times the gradient, as fastText; usually with ``lr_decay="linear"``).
     lr_decay : "none" (``lr`` throughout) or "linear": after the tree is fixed (from the start
-        for "random" and "huffman", after the first half for "learned") the step size falls
+        for "random" and "huffman", after ``tree_epochs`` for "learned") the step size falls
         linearly to 0 at the end of training, as the paper's classification runs and fastText do.
     decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
     representation : what the node softmaxes score: "identity" (x itself), "linear" (r = A x,
@@ -70,6 +73,7 @@ class MaryTree(Method):
         "lr_decay": [StrOptions({"none", "linear"})],
         "learner": [StrOptions({"adagrad", "sgd"})],
         "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
+        "tree_epochs": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "decoder": [StrOptions({"exact", "greedy"})],
         "representation": [StrOptions({"identity", "linear", "embedding"})],
         "d_r": [Interval(Integral, 1, None, closed="left")],
@@ -79,7 +83,7 @@ class MaryTree(Method):
 
     def __init__(self, arity=5, max_depth="auto", objective="density", tree="learned",
                  epochs=5, lr=0.1, lr_decay="none", learner="adagrad",
-                 assign_per_epoch=50, decoder="exact",
+                 assign_per_epoch=50, tree_epochs="auto", decoder="exact",
                  representation="identity", d_r=100, bits="auto", random_state=None):
         self.arity = arity
         self.max_depth = max_depth
@@ -90,6 +94,7 @@ class MaryTree(Method):
         self.lr_decay = lr_decay
         self.learner = learner
         self.assign_per_epoch = assign_per_epoch
+        self.tree_epochs = tree_epochs
         self.decoder = decoder
         self.representation = representation
         self.d_r = d_r
@@ -134,15 +139,15 @@ class MaryTree(Method):
         self.table_, self.bias_ = np.zeros(size), np.zeros(rows)
         acc, bias_acc = np.full(size, 1e-8), np.full(rows, 1e-8)
         self.loss_curve_, self.rebuilds_ = [], 0
-        learn_epochs = math.ceil(self.epochs / 2) if self.tree == "learned" else 0
-        step_size = self._step_schedule(X.shape[0], learn_epochs)
+        n_rows = X.shape[0]
+        learn_rows = self._learn_rows(n_rows)
+        step_size = self._step_schedule(n_rows, learn_rows)
         adagrad = self.learner == "adagrad"
         done = 0
         for epoch in range(int(self.epochs)):
-            order = rng.permutation(X.shape[0]).astype(np.int64)
-            n_chunks = int(self.assign_per_epoch) if epoch < learn_epochs else 1
+            order = rng.permutation(n_rows).astype(np.int64)
             nll = 0.0
-            for chunk in np.array_split(order, n_chunks):
+            for chunk, rebuild in self._chunks(order, learn_rows - done):
                 lr, lr_end = step_size(done), step_size(done + len(chunk))
                 done += len(chunk)
                 t = self.tree_
@@ -160,9 +165,9 @@ class MaryTree(Method):
                         *tree_args, self.rep_.table, rep_acc, self.rep_.mask, self.rep_.n_inputs,
                         Xd, indptr, indices, data, dense, lr, lr_end, adagrad,
                         self.objective == "density", step_sums, step_counts, t.max_arity)
-                if epoch < learn_epochs:
+                if rebuild:
                     self._rebuild(builder, stats, step_sums, step_counts, acc, bias_acc)
-            self.loss_curve_.append(nll / X.shape[0])
+            self.loss_curve_.append(nll / n_rows)
         self.n_labels_ = builder.n_labels
         self._compact()
         if self.rep_ is not None:
@@ -189,10 +194,31 @@ class MaryTree(Method):
         new_id[used] = np.arange(used.size)
         t.child_row = np.where(t.child_row >= 0, new_id[t.child_row], -1)
 
-    def _step_schedule(self, n_rows, learn_epochs):
+    def _learn_rows(self, n_rows):
+        """Training rows (counted over all epochs) during which the tree is learned."""
+        if self.tree != "learned":
+            return 0
+        epochs = math.ceil(self.epochs / 2) if self.tree_epochs == "auto" else \
+            min(float(self.tree_epochs), float(self.epochs))
+        return int(round(epochs * n_rows))
+
+    def _chunks(self, order, learn_left):
+        """(rows, rebuild after them) of one epoch: the first ``learn_left`` rows of
+        ``order`` in chunks of n / ``assign_per_epoch``, each followed by AssignLabels, then
+        the rest in one chunk on the fixed tree."""
+        n = order.shape[0]
+        learn = min(max(int(learn_left), 0), n)
+        if learn:
+            for part in np.array_split(order[:learn],
+                                       max(1, math.ceil(int(self.assign_per_epoch) * learn / n))):
+                yield part, True
+        if learn < n:
+            yield order[learn:], False
+
+    def _step_schedule(self, n_rows, learn_rows):
         """Step size after ``s`` examples: ``lr``, or with ``lr_decay="linear"`` falling
-        linearly to 0 from the end of the tree-learning epochs to the end of training."""
-        lr, total, start = float(self.lr), int(self.epochs) * n_rows, learn_epochs * n_rows
+        linearly to 0 from the end of tree learning (``learn_rows``) to the end of training."""
+        lr, total, start = float(self.lr), int(self.epochs) * n_rows, learn_rows
         if self.lr_decay == "none" or total <= start:
             return lambda s: lr
         return lambda s: lr if s <= start else lr * (total - s) / (total - start)
