@@ -32,9 +32,11 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "label_tree": ({}, {}),
     "label_tree:branching=32": ({"branching": 32}, {}),
     "label_tree:branching=16": ({"branching": 16}, {}),
+    "label_tree:branching=48": ({"branching": 48}, {}),
     "label_embedding_tree": ({}, {}),
     "label_embedding_tree:branching=32": ({"branching": 32}, {}),
     "label_embedding_tree:branching=16": ({"branching": 16}, {}),
+    "label_embedding_tree:lr=0.02": ({"lr": 0.02}, {}),
 }
 methods = sys.argv[1:] or ["lomtree", "hsm"]
 data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
