@@ -33,10 +33,11 @@ class MaryTree(Method):
         (unconstrained well-formed tree, labels padded to K' = 1 mod (M - 1)).
     objective : "density" (ascend log p of the target child) or "classification" (ascend p).
     tree : "learned" (AssignLabels ``assign_per_epoch`` times per epoch's worth of rows while
-        the tree is learned, ``tree_epochs``), "random" (the initial random tree kept: the paper's control) or
-        "huffman" (kept fixed: the M-ary Huffman tree of the training label counts + 1, the
-        paper's other control; ``max_depth=None`` pads it with zero-weight dummies so every
-        node is full, "auto" does not cap its depth, an int D refuses a deeper Huffman tree).
+        the tree is learned, ``tree_epochs``), "random" (the initial random tree kept: the
+        paper's control) or "huffman" (kept fixed: the M-ary Huffman tree of the training
+        label counts + 1, the paper's other control; ``max_depth=None`` pads it with
+        zero-weight dummies so every node is full, "auto" does not cap its depth, an int D
+        refuses a deeper Huffman tree).
     epochs, lr : passes and step size.
     tree_epochs : how long the tree is learned (``tree="learned"``), in epochs: "auto" (the
         paper's first half of training, rounded up to whole epochs: ceil(epochs / 2)) or a
