@@ -205,6 +205,16 @@ def test_tree_epochs_sets_how_long_assign_labels_runs(tree_epochs, rebuilds, lea
     assert m.rebuilds_ == rebuilds
 
 
+def test_a_tiny_tree_epochs_still_learns_and_linear_decay_starts_after_it():
+    from xcbench import make_method
+
+    tiny = make_method("mary_tree", epochs=2, tree_epochs=1e-6)
+    assert tiny._learn_rows(1000) == 1
+    m = make_method("mary_tree", epochs=2, lr=0.2, lr_decay="linear", tree_epochs=0.5)
+    step = m._step_schedule(n_rows=10, learn_rows=m._learn_rows(10))
+    assert [step(s) for s in (0, 5, 10, 20)] == pytest.approx([0.2, 0.2, 0.2 * 10 / 15, 0.0])
+
+
 def test_compacting_the_final_rows_changes_no_prediction(monkeypatch):
     """After fit the final tree's rows are copied from the (hashed) training table into a
     direct one: the same scores, fewer rows."""

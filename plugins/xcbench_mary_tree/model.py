@@ -199,19 +199,20 @@ class MaryTree(Method):
         """Training rows (counted over all epochs) during which the tree is learned."""
         if self.tree != "learned":
             return 0
-        epochs = math.ceil(self.epochs / 2) if self.tree_epochs == "auto" else \
-            min(float(self.tree_epochs), float(self.epochs))
-        return int(round(epochs * n_rows))
+        if self.tree_epochs == "auto":
+            return math.ceil(self.epochs / 2) * n_rows
+        epochs = min(float(self.tree_epochs), float(self.epochs))
+        return max(1, round(epochs * n_rows)) if epochs > 0 else 0  # a tiny share: >= 1 row
 
     def _chunks(self, order, learn_left):
         """(rows, rebuild after them) of one epoch: the first ``learn_left`` rows of
-        ``order`` in chunks of n / ``assign_per_epoch``, each followed by AssignLabels, then
-        the rest in one chunk on the fixed tree."""
+        ``order`` in chunks of about n / ``assign_per_epoch`` (their number rounded up),
+        each followed by AssignLabels, then the rest in one chunk on the fixed tree."""
         n = order.shape[0]
         learn = min(max(int(learn_left), 0), n)
         if learn:
-            for part in np.array_split(order[:learn],
-                                       max(1, math.ceil(int(self.assign_per_epoch) * learn / n))):
+            n_parts = -(-int(self.assign_per_epoch) * learn // n)  # ceil, in integers
+            for part in np.array_split(order[:learn], max(1, n_parts)):
                 yield part, True
         if learn < n:
             yield order[learn:], False
