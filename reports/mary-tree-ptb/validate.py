@@ -6,26 +6,20 @@ Usage: XCBENCH_DATA_DIR=... python validate.py arity=82 max_depth=2 d_r=200 epoc
            lr=0.07 tree_epochs=0.25
 (``representation="embedding"`` is implied; ``random_state`` defaults to 0.)
 """
-import ast
 import sys
 import time
 
 import numpy as np
 
 from xcbench import load_dataset, make_method
+from xcbench.plan import parse_value  # the runner's --param value parser
 
 VALIDATION_SHARE = 0.1
 
 
-def value(text):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text  # a string option such as "sgd"
-
-
 def main(argv):
-    params = {"random_state": 0, **{k: value(v) for k, v in (kv.split("=", 1) for kv in argv)}}
+    given = dict(kv.split("=", 1) for kv in argv)
+    params = {"random_state": 0, **{k: parse_value(v) for k, v in given.items()}}
     ds = load_dataset("ptb-words")
     cut = int((1 - VALIDATION_SHARE) * ds.X_train.shape[0])
     X, y = ds.X_train[:cut], ds.y_train[:cut]
