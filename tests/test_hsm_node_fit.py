@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from xcbench.testing import check_method
 from xcbench_hsm import HierarchicalSoftmax
-from xcbench_hsm.node_fit import leaf_order
+from xcbench.tree.node_fit import leaf_order
 from xcbench_hsm.tree import balanced_kmeans_tree, huffman_tree
 
 

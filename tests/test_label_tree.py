@@ -19,6 +19,8 @@ from xcbench_label_tree.structure import (balanced_kmeans, build_structure, clas
     ("label_embedding_tree", {"embedding_dim": 8}),
     ("label_tree", {"loss": "softmax"}),
     ("label_embedding_tree", {"embedding_dim": 8, "loss": "softmax"}),
+    ("label_tree", {"solver": "liblinear", "loss": "independent", "bits": "csr"}),
+    ("label_tree", {"solver": "liblinear", "loss": "softmax", "bits": 18, "branching": 3}),
 ])
 def test_contract(method, params):
     check_method(method, params)
@@ -209,3 +211,87 @@ def test_hinge_losses_have_no_probability_model():
     m = make_method("label_tree", epochs=1, random_state=0).fit(ds.X_train, ds.y_train)
     with pytest.raises(NotImplementedError, match="loss='softmax'"):
         m.log_proba(ds.X_test[:2], ds.y_test[:2])
+
+
+def _node_fit_problem():
+    """Sparse binary rows of 30 classes, each class a few fixed features plus noise."""
+    rng = np.random.default_rng(0)
+    centers = sp.random(30, 300, density=0.04, random_state=1, format="csr")
+    y = rng.integers(0, 30, 1500)
+    X = (centers[y] + sp.random(1500, 300, density=0.01, random_state=2)).tocsr()
+    X.data[:] = 1.0
+    return X[:1000], y[:1000], X[1000:], y[1000:]
+
+
+def test_liblinear_root_is_sklearns_crammer_singer_svm_on_its_children():
+    """solver="liblinear", loss="independent": the root's children scores are LinearSVC's
+    Crammer-Singer decision values fitted on every row, with each child's group as target."""
+    from sklearn.svm import LinearSVC
+
+    from xcbench import make_method
+
+    X, y, Xt, _ = _node_fit_problem()
+    m = make_method("label_tree", solver="liblinear", loss="independent", bits=None, C=0.5,
+                    branching=4, random_state=0).fit(X, y, n_classes=30)
+    t = m.tree_
+    kids = t.children[t.child_ptr[0]:t.child_ptr[1]]
+    group = np.full(30, -1)
+    for q, child in enumerate(kids):  # the classes under each root child
+        stack = [child]
+        while stack:
+            v = stack.pop()
+            if t.node_label[v] >= 0:
+                group[t.node_label[v]] = q
+            stack.extend(t.children[t.child_ptr[v]:t.child_ptr[v + 1]])
+    Xn = X.toarray()
+    active = np.flatnonzero(np.abs(Xn).sum(axis=0))  # node problems use active columns
+    ref = LinearSVC(multi_class="crammer_singer", C=0.5, max_iter=1000,
+                    random_state=0).fit(Xn[:, active], group[y])
+    W = m.table_[:t.n_nodes * X.shape[1]].reshape(t.n_nodes, -1)[kids]
+    ours = Xt.toarray() @ W.T + m.bias_[kids]
+    # the same problem up to row order (ours are sorted by class), so equal to the solver's
+    # tolerance
+    np.testing.assert_allclose(ours, ref.decision_function(Xt.toarray()[:, active]), atol=1e-3)
+
+
+@pytest.mark.parametrize("loss", ["independent", "softmax"])
+def test_liblinear_exact_store_matches_the_direct_table_and_learns(loss):
+    """bits="csr" keeps the same weights as the direct table (same predictions and scores,
+    dense or CSR input), and node-by-node training learns the task."""
+    from xcbench import make_method
+
+    X, y, Xt, yt = _node_fit_problem()
+    fits = {bits: make_method("label_tree", solver="liblinear", loss=loss, bits=bits,
+                              branching=4, random_state=0).fit(X, y, n_classes=30)
+            for bits in (None, "csr")}
+    assert fits["csr"].stats()["weight_layout"] == "csr"
+    la, sa = fits[None].predict_topk(Xt, 3)
+    for Xin in (Xt, Xt.toarray()):
+        lb, sb = fits["csr"].predict_topk(Xin, 3)
+        assert np.array_equal(la, lb) and np.allclose(sa, sb)
+    assert np.mean(la[:, 0] != yt) < 0.15
+    if loss == "softmax":
+        np.testing.assert_allclose(fits["csr"].log_proba(Xt, yt),
+                                   fits[None].log_proba(Xt, yt), atol=1e-9)
+
+
+def test_liblinear_pruning_keeps_fewer_weights():
+    from xcbench import make_method
+
+    X, y, _, _ = _node_fit_problem()
+    kept = [make_method("label_tree", solver="liblinear", loss="independent", bits="csr",
+                        prune=prune, random_state=0).fit(X, y, n_classes=30).stats()["n_params"]
+            for prune in (0.0, 0.1)]
+    assert kept[1] < kept[0]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"solver": "liblinear", "loss": "tree"}, "loss='independent'"),
+    ({"bits": "csr"}, "solver='liblinear'"),
+])
+def test_liblinear_refuses_what_it_cannot_train(params, message):
+    from xcbench import make_method
+
+    X, y, _, _ = _node_fit_problem()
+    with pytest.raises(ValueError, match=message):
+        make_method("label_tree", **params).fit(X, y)

@@ -9,13 +9,13 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.tree.csr_weights import sorted_kernel_input
-from xcbench.tree.weights import DIRECT
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.csr_weights import sorted_kernel_input
+from xcbench.tree.node_fit import ExactRows, fit_nodes, table_writer
+from xcbench.tree.weights import DIRECT
 
 from . import kernels
 from .memory import fit_peak_bytes, weight_layout
-from .node_fit import ExactRows, fit_nodes, table_writer
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
 TREES = ("huffman", "balanced", "kmeans", "kmeans_balanced")
@@ -44,8 +44,8 @@ class HierarchicalSoftmax(Method):
     its subtree, by scikit-learn's L2 logistic regression (LIBLINEAR at binary nodes,
     multinomial L-BFGS at wider ones; strength ``C``, at most ``max_iter`` iterations) on
     the node's active features, as napkinXC and Parabel train their nodes
-    (``node_fit.py``); weights below ``prune`` in magnitude are dropped (napkinXC prunes at
-    0.1), so on a hashed table they take no slot. The SGD parameters are then unused.
+    (``xcbench.tree.node_fit``); weights below ``prune`` in magnitude are dropped (napkinXC
+    prunes at 0.1), so on a hashed table they take no slot. The SGD parameters are then unused.
 
     Defaults: 5 epochs, lr 0.002 decayed x0.9 per epoch, no momentum. The softmax-tree
     paper's setting (lr 0.005, momentum 0.9, x0.995 "after each step") diverges on the PTB

@@ -3,6 +3,8 @@
 Node scorers live in one flat weight table of the tree toolkit (``xcbench.tree.weights``):
 node s's score is f_s(x) = w_s . x + b_s (label tree) or z . V_s with z = W x cached once per
 example (label embedding tree; W's d_e rows in the table). Rows of X are read dense or CSR.
+The decoders also read a label tree's exact node-major store (``solver="liblinear"``,
+``bits="csr"``) through the toolkit's ``children_dot``.
 
 Training is SGD on hinge losses over sibling competitions:
 - tree loss (Relaxation 2, the paper's proposal): one slack per example shared by every depth,
@@ -20,7 +22,8 @@ import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
-from xcbench.tree.weights import row_adagrad_step, row_dot, rows_adagrad_step, rows_dot
+from xcbench.tree.weights import (children_dot, row_adagrad_step, rows_adagrad_step,
+                                   rows_dot)
 
 INDEPENDENT, TREE, SOFTMAX = 0, 1, 2  # the loss codes of train_epoch
 
@@ -30,25 +33,23 @@ _jit_sum = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 
 
 @_jit_sum
-def _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, indices, data,
-                 i, dense, z, V, embed, out):
-    """Scores of children[s0:s1] into out[:s1-s0]. Plain tree with consecutive child ids (as
-    build_structure numbers them): ``rows_dot`` over their rows."""
-    m = s1 - s0
-    if not embed and m > 0 and children[s1 - 1] - children[s0] == m - 1:
-        rows_dot(table, bias, children[s0], n_features, mask, Xd, indptr, indices, data, i,
-                 dense, out[:m])
+def _node_scores(v, child_ptr, children, weights, bias, n_features, mask, Xd, indptr, indices,
+                 data, i, dense, z, V, embed, out):
+    """Scores of node v's children (children[child_ptr[v]:child_ptr[v + 1]]) into out[:m].
+    Plain tree: ``children_dot`` over their rows (a child's row is its node id) in the
+    weight store ``weights`` (a toolkit table, or the exact node-major store of
+    ``solver="liblinear"``); embedding tree: z . V_s."""
+    if not embed:
+        children_dot(weights, bias, v, child_ptr, children, n_features, mask, Xd, indptr,
+                     indices, data, i, dense, out)
         return
-    for q in range(s1 - s0):
+    s0 = child_ptr[v]
+    for q in range(child_ptr[v + 1] - s0):
         node = children[s0 + q]
-        if embed:
-            acc = 0.0
-            for e in range(z.shape[0]):
-                acc += z[e] * V[node, e]
-            out[q] = acc
-        else:
-            out[q] = row_dot(table, bias, node, n_features, mask, Xd, indptr, indices, data,
-                             i, dense)
+        acc = 0.0
+        for e in range(z.shape[0]):
+            acc += z[e] * V[node, e]
+        out[q] = acc
 
 
 @_jit
@@ -82,8 +83,8 @@ def train_epoch(order, y, child_ptr, children, parent, path_ptr, path_node, tabl
         for p in range(path_ptr[c], path_ptr[c + 1]):
             r = path_node[p]
             s0, s1 = child_ptr[parent[r]], child_ptr[parent[r] + 1]
-            _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr,
-                         indices, data, i, dense, z, V, embed, scores)
+            _node_scores(parent[r], child_ptr, children, table, bias, n_features, mask, Xd,
+                         indptr, indices, data, i, dense, z, V, embed, scores)
             if loss_code == SOFTMAX:
                 total += _softmax_step(s0, s1, r, children, scores, table, acc, bias,
                                        bias_acc, n_features, mask, Xd, indptr, indices, data,
@@ -186,7 +187,7 @@ def _embedding_step(r, s, z, zz, V, V_acc, table, acc, n_features, mask, Xd, ind
 
 
 @_jit
-def _beam(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
+def _beam(k, child_ptr, children, node_label, weights, bias, n_features, mask, Xd, indptr,
           indices, data, dense, i, z, V, embed, normalized, scores, cand_node, cand_score,
           beam_node, beam_score):
     """Beam search of width k from the root for row i (a path's score: the sum of its node
@@ -204,8 +205,8 @@ def _beam(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd,
                 continue
             expanded = True
             s0, s1 = child_ptr[v], child_ptr[v + 1]
-            _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, indices,
-                         data, i, dense, z, V, embed, scores)
+            _node_scores(v, child_ptr, children, weights, bias, n_features, mask, Xd, indptr,
+                         indices, data, i, dense, z, V, embed, scores)
             if normalized:
                 log_softmax_inplace(scores, s1 - s0)
             for q in range(s1 - s0):
@@ -220,15 +221,15 @@ def _beam(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd,
 
 
 @_jit
-def _greedy(child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
+def _greedy(child_ptr, children, node_label, weights, bias, n_features, mask, Xd, indptr,
             indices, data, dense, i, z, V, embed, normalized, scores):
     """(leaf, summed score) of the greedy descent for row i: the best child at every node
     (normalized: scores are log-softmaxes over the children, the sum a log-probability)."""
     v, total = 0, 0.0
     while node_label[v] < 0:
         s0, s1 = child_ptr[v], child_ptr[v + 1]
-        _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr, indices,
-                     data, i, dense, z, V, embed, scores)
+        _node_scores(v, child_ptr, children, weights, bias, n_features, mask, Xd, indptr,
+                     indices, data, i, dense, z, V, embed, scores)
         if normalized:
             log_softmax_inplace(scores, s1 - s0)
         best = 0
@@ -241,8 +242,8 @@ def _greedy(child_ptr, children, node_label, table, bias, n_features, mask, Xd, 
 
 
 @_jit
-def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask, Xd, indptr,
-              indices, data, dense, n_rows, V, embed, max_arity, normalized):
+def beam_topk(k, child_ptr, children, node_label, weights, W, bias, n_features, mask, Xd,
+              indptr, indices, data, dense, n_rows, V, embed, max_arity, normalized):
     """Top-k labels per row: the greedy descent's leaf (the paper's prediction) first, then
     the best other leaves of a beam search of width k (k = 1: the greedy descent alone),
     scores capped at the greedy one so each row stays sorted. normalized (the softmax
@@ -262,10 +263,10 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
     zero_bias = np.zeros(max(d_e, 1))
     for i in range(n_rows):
         if embed:
-            _embed(table, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
+            _embed(W, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
         width = 0
         if k > 1:
-            width = _beam(k, child_ptr, children, node_label, table, bias, n_features, mask,
+            width = _beam(k, child_ptr, children, node_label, weights, bias, n_features, mask,
                           Xd, indptr, indices, data, dense, i, z, V, embed, normalized, scores,
                           cand_node, cand_score, beam_node, beam_score)
         if normalized and k > 1:  # a probability model: the beam's leaves, most probable first
@@ -274,7 +275,7 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
             continue
         # the greedy descent's label comes first, so top-1 of every list is the prediction
         # the paper defines (a wider beam can find a higher summed score elsewhere)
-        v, greedy_score = _greedy(child_ptr, children, node_label, table, bias, n_features,
+        v, greedy_score = _greedy(child_ptr, children, node_label, weights, bias, n_features,
                                   mask, Xd, indptr, indices, data, dense, i, z, V, embed,
                                   normalized, scores)
         labels[i, 0], out[i, 0] = node_label[v], greedy_score
@@ -288,8 +289,8 @@ def beam_topk(k, child_ptr, children, node_label, table, bias, n_features, mask,
 
 
 @_jit
-def path_log_proba(y, path_ptr, path_node, parent, child_ptr, children, table, bias, n_features,
-                   mask, Xd, indptr, indices, data, dense, V, embed, max_arity):
+def path_log_proba(y, path_ptr, path_node, parent, child_ptr, children, weights, W, bias,
+                   n_features, mask, Xd, indptr, indices, data, dense, V, embed, max_arity):
     """log p(y_i | x_i) per row for the softmax loss's model: the sum over the nodes r of
     y_i's path of log softmax(children of r's parent)[r]."""
     out = np.zeros(y.shape[0])
@@ -299,13 +300,13 @@ def path_log_proba(y, path_ptr, path_node, parent, child_ptr, children, table, b
     zero_bias = np.zeros(max(d_e, 1))
     for i in range(y.shape[0]):
         if embed:
-            _embed(table, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
+            _embed(W, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
         c = y[i]
         for p in range(path_ptr[c], path_ptr[c + 1]):
             r = path_node[p]
             s0, s1 = child_ptr[parent[r]], child_ptr[parent[r] + 1]
-            _node_scores(s0, s1, children, table, bias, n_features, mask, Xd, indptr,
-                         indices, data, i, dense, z, V, embed, scores)
+            _node_scores(parent[r], child_ptr, children, weights, bias, n_features, mask, Xd,
+                         indptr, indices, data, i, dense, z, V, embed, scores)
             log_softmax_inplace(scores, s1 - s0)
             out[i] += _score_of(r, s0, s1, children, scores)
     return out

@@ -12,6 +12,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
+from xcbench.tree.csr_weights import sorted_kernel_input
+from xcbench.tree.node_fit import (ExactRows, as_fit_tree, fit_nodes, logistic_node,
+                                   multiclass_hinge_node, table_writer)
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
 from . import kernels
@@ -21,6 +24,11 @@ from .structure import (build_structure, class_embedding, confusion_affinity, km
 STRUCTURES = ("confusion", "kmeans", "random")
 LOSS_CODES = {"independent": kernels.INDEPENDENT, "tree": kernels.TREE,
               "softmax": kernels.SOFTMAX}
+SOLVERS = ("sgd", "liblinear")
+# solver="liblinear": each node's model, by loss (the tree loss couples every depth in one
+# slack, so it has no node-by-node solver)
+NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node}
+_NO_TABLE = np.zeros(1)  # the embedding map's place in the kernels' arguments, when unused
 
 
 class LabelTree(Method):
@@ -39,14 +47,28 @@ class LabelTree(Method):
         ``log_proba`` and perplexity exist, and the multiclass hinge's collapse on data where
         no label has p(y|x) > 1/2, such as next-word prediction, is avoided).
     epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes).
+    solver : "sgd" (the default: AdaGrad SGD on ``loss`` over the whole tree) or "liblinear":
+        every internal node fitted once, to convergence, on the rows whose class is under it
+        (``xcbench.tree.node_fit``), as napkinXC trains its label trees:
+        ``loss="independent"`` with LIBLINEAR's Crammer-Singer multiclass SVM (the paper's
+        Relaxation 1, solved exactly per node), ``loss="softmax"`` with a multinomial
+        logistic regression; ``C`` (regularisation: larger fits harder) and ``max_iter``
+        apply, weights below ``prune`` in magnitude are dropped. ``loss="tree"`` has no
+        node-by-node solver.
     bits : the node weight table's layout (``xcbench.tree.weights``): "auto" (dense rows when
-        nodes x D x 8 bytes <= 256 MB, else hashed into 2^b slots), an int b (hashed), or None.
+        nodes x D x 8 bytes <= 256 MB, else hashed into 2^b slots), an int b (hashed), None,
+        or "csr" (``solver="liblinear"`` only: the weights kept exactly, grouped by node,
+        ``xcbench.tree.node_major``: no collisions, 16 bytes per weight kept).
     holdout, confusion_iter : share of training rows held out for the confusion matrix and
         L-BFGS iterations of its one-vs-rest model (structure="confusion" only).
 
     Memory (fit, bytes): weight table 2 x 8 x S (weights + AdaGrad sums; S = nodes x D when
     direct, 2^bits when hashed) + 16 x nodes + structure O(K); with "confusion" also the
-    one-vs-rest surrogate's K x D weights and its fit. No O(K x D) array otherwise.
+    one-vs-rest surrogate's K x D weights and its fit. ``solver="liblinear"``: one table
+    8 x S, or 32 x P with ``bits="csr"`` (P the weights kept, at most nnz x branching x
+    depth), + 56 nnz + 40 N (X sorted by leaf order and the node problems' copies) + the
+    widest node's solver state (Crammer-Singer: 16 x N x branching for its dual variables).
+    No O(K x D) array otherwise.
     """
 
     _parameter_constraints = {
@@ -55,7 +77,11 @@ class LabelTree(Method):
         "loss": [StrOptions(set(LOSS_CODES))],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
-        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
+        "solver": [StrOptions(set(SOLVERS))],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "prune": [Interval(Real, 0, None, closed="left")],
+        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto", "csr"}), None],
         "holdout": [Interval(Real, 0, 1, closed="neither")],
         "confusion_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -63,12 +89,17 @@ class LabelTree(Method):
     embedding_dim = 0  # d_e: 0 for plain label trees
 
     def __init__(self, structure="kmeans", branching="sqrt", loss="tree", epochs=5, lr=0.1,
-                 bits="auto", holdout=0.2, confusion_iter=50, random_state=None):
+                 solver="sgd", C=1.0, max_iter=1000, prune=0.0, bits="auto", holdout=0.2,
+                 confusion_iter=50, random_state=None):
         self.structure = structure
         self.branching = branching
         self.loss = loss
         self.epochs = epochs
         self.lr = lr
+        self.solver = solver
+        self.C = C
+        self.max_iter = max_iter
+        self.prune = prune
         self.bits = bits
         self.holdout = holdout
         self.confusion_iter = confusion_iter
@@ -103,6 +134,7 @@ class LabelTree(Method):
     # -- fit ---------------------------------------------------------------------------
     def fit(self, X, y, n_classes=None):
         self._validate_params()
+        self._check_solver()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         if X.shape[0] == 0:
@@ -113,6 +145,8 @@ class LabelTree(Method):
         self.tree_ = build_structure(self.n_classes_, self.branching_,
                                      self._split(X, y, self.n_classes_, rng))
         self._path_cost_by_class = path_arity_sums(self.tree_) + self.embedding_dim
+        if self.solver == "liblinear":
+            return self._fit_nodes(X, y, rng)
         n_rows = self.embedding_dim or self.tree_.n_nodes
         size, self.mask_ = table_layout(n_rows, X.shape[1], self.bits,
                                         touched_pairs=self._touched_pairs(X))
@@ -133,6 +167,52 @@ class LabelTree(Method):
                 self.embedding_dim > 0, t.max_arity)
             self.loss_curve_.append(float(loss))
         return self
+
+    def _check_solver(self):
+        if self.solver == "liblinear" and self.loss not in NODE_FITTERS:
+            raise ValueError(f"solver='liblinear' fits each node on its own; loss={self.loss!r} "
+                             "couples every depth in one slack and has no node-by-node "
+                             "solver: use loss='independent' (the multiclass hinge per node) "
+                             "or loss='softmax'")
+        if self.bits == "csr" and self.solver != "liblinear":
+            raise ValueError("bits='csr' keeps weights that are known once training ends: it "
+                             "needs solver='liblinear' (SGD updates a table); use bits='auto'")
+
+    def _fit_nodes(self, X, y, rng):
+        """``solver="liblinear"``: every internal node fitted once on the rows reaching it
+        (``xcbench.tree.node_fit.fit_nodes``), into an exact store or a toolkit table."""
+        t = self.tree_
+        X = sp.csr_matrix(X, dtype=np.float64)
+        self.bias_ = np.zeros(t.n_nodes)
+        self.V_ = np.zeros((1, 1))
+        self.loss_curve_ = []
+        if self.bits == "csr":
+            store = ExactRows()
+            write = store.write
+            self.mask_ = DIRECT
+        else:
+            size, self.mask_ = table_layout(t.n_nodes, X.shape[1], self.bits,
+                                            touched_pairs=self._touched_pairs(X))
+            self.table_ = np.zeros(size)
+            write = table_writer(self.table_, X.shape[1], self.mask_)
+        fit_nodes(as_fit_tree(t.child_ptr, t.children, t.node_label, self.n_classes_), X, y,
+                  write, self.bias_, C=float(self.C), max_iter=int(self.max_iter),
+                  seed=int(rng.integers(2**31)), threshold=float(self.prune),
+                  fit_node=NODE_FITTERS[self.loss])
+        if self.bits == "csr":
+            self.table_ = store.node_major(t.child_ptr, t.children)
+        return self
+
+    @property
+    def _exact(self):
+        """True when the weights are the exact node-major store (``bits="csr"``)."""
+        return isinstance(self.table_, tuple)
+
+    def _kernel_args(self, X):
+        """(node store, embedding map, input parts) of checked X for the decoding kernels."""
+        W = _NO_TABLE if self._exact else self.table_
+        inputs = sorted_kernel_input(X) if self._exact else kernel_input(X)
+        return self.table_, W, inputs
 
     def _touched_pairs(self, X):
         """(row, feature) pairs training can touch: each example reaches about
@@ -155,9 +235,9 @@ class LabelTree(Method):
     def predict_topk(self, X, k=1):
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
-        Xd, indptr, indices, data, dense = kernel_input(X)
+        weights, W, (Xd, indptr, indices, data, dense) = self._kernel_args(X)
         t = self.tree_
-        return kernels.beam_topk(int(k), t.child_ptr, t.children, t.node_label, self.table_,
+        return kernels.beam_topk(int(k), t.child_ptr, t.children, t.node_label, weights, W,
                                  self.bias_, self.n_features_in_, self.mask_, Xd, indptr,
                                  indices, data, dense, X.shape[0], self.V_,
                                  self.embedding_dim > 0, t.max_arity, self.loss == "softmax")
@@ -172,10 +252,10 @@ class LabelTree(Method):
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
-        Xd, indptr, indices, data, dense = kernel_input(X)
+        weights, W, (Xd, indptr, indices, data, dense) = self._kernel_args(X)
         t = self.tree_
         return kernels.path_log_proba(y, t.path_ptr, t.path_node, t.parent, t.child_ptr,
-                                      t.children, self.table_, self.bias_, self.n_features_in_,
+                                      t.children, weights, W, self.bias_, self.n_features_in_,
                                       self.mask_, Xd, indptr, indices, data, dense, self.V_,
                                       self.embedding_dim > 0, t.max_arity)
 
@@ -192,7 +272,10 @@ class LabelTree(Method):
         rows = self.embedding_dim or n_nodes
         pairs = min(float(nnz) * (self.embedding_dim or branching * depth),
                     float(n_nodes) * n_features)
-        total = table_bytes(rows, n_features, self.bits, pairs, copies=2)
+        if self.solver == "liblinear":
+            total = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes, branching, pairs)
+        else:
+            total = table_bytes(rows, n_features, self.bits, pairs, copies=2)
         total += 64 * n_nodes + 16 * n_classes + 8 * n_samples  # structure, order
         total += 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
         if self.structure != "random":
@@ -206,20 +289,37 @@ class LabelTree(Method):
                 8 * n_classes * n_features * 4
         return int(total)
 
+    def _node_fit_bytes(self, n_samples, n_features, nnz, n_nodes, branching, pairs):
+        """``solver="liblinear"``'s weights and node problems (class docstring)."""
+        if self.bits == "csr":  # collected per row, then packed by node: 16 bytes each
+            total = 2 * 16 * pairs
+        else:
+            total = table_bytes(n_nodes, n_features, self.bits, pairs)
+        total += 56 * nnz + 40 * n_samples
+        if self.loss == "independent":  # Crammer-Singer: per (row, class) dual variables
+            total += 16 * n_samples * branching
+        else:  # multinomial L-BFGS: ~16 vectors over the root's classes x active features
+            total += 8 * branching * (16 * min(nnz, n_features) + 4 * n_samples)
+        return total
+
     def stats(self):
         self._check_fitted()
         t = self.tree_
         depths = np.diff(t.path_ptr)
+        weights = self.table_[3] if self._exact else self.table_
+        weight_bytes = sum(a.nbytes for a in self.table_) if self._exact else weights.nbytes
         return {
-            "n_params": int(self.table_.size + self.bias_.size
+            "n_params": int(weights.size + self.bias_.size
                             + (self.V_.size if self.embedding_dim else 0)),
-            "bytes": int(self.table_.nbytes + self.bias_.nbytes + self.V_.nbytes + t.nbytes()),
+            "bytes": int(weight_bytes + self.bias_.nbytes + self.V_.nbytes + t.nbytes()),
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),
             "leaves": int(self.n_classes_),
             "internal_nodes": int((t.node_label < 0).sum()),
             "branching": int(self.branching_),
             "hashed_weights": bool(self.mask_ != DIRECT),
+            "weight_layout": ("csr" if self._exact else
+                              "direct" if self.mask_ == DIRECT else "hashed"),
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
             "train_loss_curve": self.loss_curve_,

@@ -102,6 +102,13 @@ def _children_dot(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd
                            indptr, indices, data, i, dense, out):
             start = child_ptr[node]
             m = child_ptr[node + 1] - start
+            first = edge_row[start] if m > 0 else -1
+            if first >= 0 and edge_row[start + m - 1] - first == m - 1:
+                # consecutive rows (every child owns one): one matrix-vector product when
+                # dense x meets the direct layout
+                rows_dot(weights, bias, first, n_features, mask, Xd, indptr, indices, data,
+                         i, dense, out[:m])
+                return m
             for q in range(m):
                 r = edge_row[start + q]
                 out[q] = row_dot(weights, bias, r, n_features, mask, Xd, indptr, indices,

@@ -1,11 +1,15 @@
-"""Hierarchical softmax trained node by node with scikit-learn (``solver="liblinear"``).
+"""Label-tree nodes trained one at a time with scikit-learn (``solver="liblinear"`` of
+``hsm`` and ``label_tree``).
 
 Each internal node is fitted once, to convergence, on the training rows whose class lies in
-its subtree, with the child holding that class as the target: an L2-regularised logistic
-regression (LIBLINEAR, through scikit-learn) at a binary node, a multinomial one (L-BFGS) at
-a wider node. This is how napkinXC and Parabel train their label-tree nodes, in place of
-SGD on the whole path objective; both minimise the same per-node log-loss (the path NLL is
-the sum of the node losses), here with C-weighted L2 regularisation.
+its subtree, with the child holding that class as the target. The node's model is the
+caller's choice (``fit_node``):
+- ``logistic_node``: an L2-regularised logistic regression (LIBLINEAR at a binary node,
+  multinomial L-BFGS at a wider one). This is how napkinXC and Parabel train their nodes, in
+  place of SGD on the whole path objective; both minimise the same per-node log-loss (the
+  path NLL is the sum of the node losses), here with C-weighted L2 regularisation.
+- ``multiclass_hinge_node``: LIBLINEAR's Crammer-Singer multiclass SVM, the per-node
+  multiclass hinge of a label tree trained node by node (Bengio et al. 2010, Relaxation 1).
 
 Rows reach their nodes without a per-row path walk: classes are numbered in depth-first
 leaf order, so every node's subtree is a contiguous range of that order, and once the rows
@@ -19,12 +23,14 @@ their (row, feature) slots (``table_writer``), or kept exactly, grouped by node 
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
 
 from xcbench.tree import node_major
 from xcbench.tree.weights import slot
@@ -115,7 +121,7 @@ def _node_problem(Xs, start, stop):
     return Xn, cols.astype(np.int64)
 
 
-def _fit_node(Xn, target, n_children, C, max_iter, seed):
+def logistic_node(Xn, target, n_children, C, max_iter, seed):
     """(coef (m, d), intercept (m,)) of child scores s_q = coef[q] . x + intercept[q] for
     q = 0..m-1 with the last child's score 0 (the tree's reference), or None when fewer than
     two children have rows (the caller then uses frequency biases only)."""
@@ -128,25 +134,59 @@ def _fit_node(Xn, target, n_children, C, max_iter, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(Xn, target)
-    d = Xn.shape[1]
-    coef = np.zeros((n_children, d))
-    intercept = np.zeros(n_children)
-    if binary:  # log p(b) / p(a) = w . x + b for the two present children a < b
-        a, b = present
-        coef[b], intercept[b] = model.coef_[0], model.intercept_[0]
-        coef[a], intercept[a] = 0.0, 0.0
-    else:
-        coef[present], intercept[present] = model.coef_, model.intercept_
-    absent = np.setdiff1d(np.arange(n_children), present)
-    if absent.size:  # never seen here: w = 0, a bias below every present child's
-        intercept[absent] = intercept[present].min() - np.log(Xn.shape[0] + 1.0)
+    coef, intercept = _children_scores(model, present, n_children, Xn.shape[1])
+    _below_present(intercept, present, n_children, np.log(Xn.shape[0] + 1.0))
     return coef - coef[-1], intercept - intercept[-1]
 
 
-def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.0):
-    """Fit every internal node of ``tree`` (``tree.LabelTree``) on the rows reaching it;
-    its weights go to ``write(row, cols, coef)`` (``table_writer`` or ``ExactRows.write``),
-    its intercepts into ``bias`` (zeros on entry). X: CSR (float64), y: int.
+def multiclass_hinge_node(Xn, target, n_children, C, max_iter, seed):
+    """(coef (m, d), intercept (m,)) of the Crammer-Singer multiclass SVM (LIBLINEAR, through
+    scikit-learn's ``LinearSVC``): it minimises C sum_i max(0, 1 + max_{s != y_i} f_s(x_i) -
+    f_{y_i}(x_i)) + |W|^2 / 2 over the children's scores f_s = w_s . x + b_s; None when
+    fewer than two children have rows."""
+    present = np.unique(target)
+    if present.size < 2:
+        return None
+    model = LinearSVC(multi_class="crammer_singer", C=C, max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(Xn, target)
+    coef, intercept = _children_scores(model, present, n_children, Xn.shape[1])
+    _below_present(intercept, present, n_children, 1.0)
+    return coef, intercept
+
+
+def _children_scores(model, present, n_children, d):
+    """(coef (m, d), intercept (m,)) of a fitted scikit-learn linear classifier over the
+    present children. With two classes scikit-learn keeps one row, the score of the second
+    minus the first (log p(b) / p(a) for the logistic regression): it goes to child b and
+    child a scores 0."""
+    coef = np.zeros((n_children, d))
+    intercept = np.zeros(n_children)
+    if present.size == 2:
+        coef[present[1]], intercept[present[1]] = model.coef_[0], model.intercept_[0]
+    else:
+        coef[present], intercept[present] = model.coef_, model.intercept_
+    return coef, intercept
+
+
+def _below_present(intercept, present, n_children, gap):
+    """A child never seen at this node gets w = 0 and a bias ``gap`` below every present
+    child's."""
+    absent = np.setdiff1d(np.arange(n_children), present)
+    if absent.size:
+        intercept[absent] = intercept[present].min() - gap
+
+
+def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.0,
+              fit_node=logistic_node):
+    """Fit every internal node of ``tree`` on the rows reaching it with ``fit_node``
+    (``logistic_node`` or ``multiclass_hinge_node``); its weights go to ``write(row, cols,
+    coef)`` (``table_writer`` or ``ExactRows.write``), its intercepts into ``bias`` (zeros on
+    entry). X: CSR (float64), y: int. ``tree`` has ``child_ptr``, ``children`` (a leaf child
+    is -(class) - 1), ``edge_row`` (each child's weight row, -1 for none), ``n_nodes`` and
+    ``n_classes`` (the tree of ``hsm``; ``as_fit_tree`` adapts a tree whose children are node
+    ids).
     Weights of magnitude below ``threshold`` are dropped (napkinXC's weight pruning): they
     take no slot of a hashed table, so fewer pairs collide."""
     child_ptr, children, edge_row = tree.child_ptr, tree.children, tree.edge_row
@@ -167,14 +207,35 @@ def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.
         if n_rows and np.count_nonzero(sizes) >= 2:
             Xn, cols = _node_problem(Xs, first, first + n_rows)
             target = np.repeat(np.arange(m), sizes)
-            fitted = _fit_node(Xn, target, m, C, max_iter, seed)
+            fitted = fit_node(Xn, target, m, C, max_iter, seed)
         if fitted is None:  # one child (or none) seen: smoothed log-frequency biases
             prior = np.log(sizes + 1.0)
-            for q in range(m - 1):
-                bias[rows[q]] += prior[q] - prior[-1]
+            for q in range(m):
+                if rows[q] >= 0:
+                    bias[rows[q]] += prior[q] - prior[-1]
         else:
             coef, intercept = fitted
             coef[np.abs(coef) < threshold] = 0.0
-            for q in range(m - 1):
-                bias[rows[q]] += intercept[q]
-                write(rows[q], cols, coef[q])
+            for q in range(m):
+                if rows[q] >= 0:
+                    bias[rows[q]] += intercept[q]
+                    write(rows[q], cols, coef[q])
+
+
+class FitTree(NamedTuple):
+    """The tree arrays ``fit_nodes`` reads (see its docstring)."""
+
+    child_ptr: np.ndarray
+    children: np.ndarray
+    edge_row: np.ndarray
+    n_nodes: int
+    n_classes: int
+
+
+def as_fit_tree(child_ptr, children, node_label, n_classes):
+    """A tree whose children are node ids and whose leaves carry ``node_label`` (>= 0; -1
+    at internal nodes), one weight row per node (its id), as ``fit_nodes`` reads it."""
+    label = node_label[children]
+    encoded = np.where(label >= 0, -label - 1, children).astype(np.int64)
+    return FitTree(child_ptr, encoded, children.astype(np.int64), len(child_ptr) - 1,
+                   int(n_classes))
