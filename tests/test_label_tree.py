@@ -140,11 +140,37 @@ def test_dense_and_csr_give_the_same_model():
     assert np.array_equal(la, lb) and np.allclose(sa, sb)
 
 
-def test_class_embedding_of_wide_sparse_data_is_projected():
+def test_class_embedding_projects_wide_dense_data_and_keeps_sparse_means_sparse():
     rng = np.random.default_rng(0)
+    dense = rng.normal(size=(200, 100))
+    y = rng.integers(0, 20, 200)
+    assert class_embedding(dense, y, 20, rng).shape == (20, 64)
+    assert class_embedding(sp.csr_matrix(dense), y, 20, rng).shape == (20, 64)
     X = sp.random(200, 5000, density=0.002, random_state=0, format="csr")
-    emb = class_embedding(X, rng.integers(0, 20, 200), 20, rng)
-    assert emb.shape == (20, 64)
+    for Xin in (X, X.toarray()):  # sparse data, whatever the container
+        emb = class_embedding(Xin, y, 20, rng)
+        assert sp.issparse(emb) and emb.shape == (20, 5000) and emb.nnz <= X.nnz
+    means = np.stack([X[y == c].toarray().mean(axis=0) for c in range(20)])
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    np.testing.assert_allclose(emb.toarray(), means, atol=1e-12)
+
+
+def test_spherical_kmeans_is_balanced_and_separates_sparse_groups():
+    """Two groups of sparse unit rows on disjoint features: the two clusters are the
+    groups (k-means++ seeding puts one seed in each), and sizes differ by at most one."""
+    from sklearn.preprocessing import normalize
+
+    rng = np.random.default_rng(0)
+    a = sp.random(20, 50, density=0.2, random_state=1, format="csr")
+    b = sp.random(20, 50, density=0.2, random_state=2, format="csr")
+    points = normalize(sp.vstack([sp.hstack([a, sp.csr_matrix((20, 50))]),
+                                  sp.hstack([sp.csr_matrix((20, 50)), b])]).tocsr())
+    for seed in range(5):
+        groups = balanced_kmeans(points, 2, np.random.default_rng(seed))
+        assert sorted(len(g) for g in groups) == [20, 20]
+        assert all(len(set(g < 20)) == 1 for g in groups)
+    groups = balanced_kmeans(points, 3, rng)  # sizes still differ by at most one
+    assert sorted(len(g) for g in groups) == [13, 13, 14]
 
 
 def test_hashed_weights_at_ten_thousand_classes_stay_small():

@@ -36,7 +36,8 @@ class LabelTree(Method):
 
     Parameters
     ----------
-    structure : "kmeans" (balanced k-means of class means; default: cheap at any K),
+    structure : "kmeans" (balanced k-means of class means, spherical and sparse for sparse X;
+        default: cheap at any K),
         "confusion" (the paper's Algorithm 2: one-vs-rest confusion + spectral clustering;
         O(K x D) for the surrogate model, so for moderate K only) or "random" (control).
     branching : children per node, or "sqrt" for ceil(sqrt(K)) (a depth-2 tree as in the
@@ -279,8 +280,9 @@ class LabelTree(Method):
         total += 64 * n_nodes + 16 * n_classes + 8 * n_samples  # structure, order
         total += 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
         if self.structure != "random":
-            # projected class means; the root split's K x b distances, their sort and copy
-            total += 8 * n_classes * 64 * 3 + 3 * 8 * n_classes * branching
+            # class means (dense data: projected to 64 dims; sparse: CSR, <= nnz entries, and
+            # the centres); the root split's K x b similarities, their sort and copy
+            total += max(8 * n_classes * 64 * 3, 48 * nnz) + 3 * 8 * n_classes * branching
         if self.structure == "confusion":
             from xcbench.api import make_method
 

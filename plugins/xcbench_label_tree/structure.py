@@ -9,7 +9,9 @@ holds one class. Arrays: ``child_ptr`` / ``children`` (CSR list of each node's c
 
 How a label set is split is the structure's choice (Bengio, Weston & Grangier 2010):
 - ``random``: a random balanced partition (the paper's control);
-- ``kmeans``: balanced k-means of the classes' mean feature vectors (cheap, no extra model);
+- ``kmeans``: balanced k-means of the classes' mean feature vectors (cheap, no extra model;
+  sparse data, at most 10% nonzeros: balanced spherical k-means of the exact, sparse,
+  unit-normalised means);
 - ``confusion``: the paper's Algorithm 2: a one-vs-rest model's confusion matrix C on held-out
   rows, affinity A = (C + C^T) / 2, and at each node a spectral embedding of A restricted to
   the node's classes, split by balanced k-means (the paper allows enforcing balance in the
@@ -23,7 +25,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-EMBED_DIM = 64  # class means of wider data are randomly projected to this many dimensions
+EMBED_DIM = 64  # class means of wider dense data are randomly projected to this many dimensions
+SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros clusters its exact means
 
 
 @dataclass
@@ -120,12 +123,15 @@ def _greedy_fill(order, b, capacity, n):
     return assign
 
 
-def balanced_kmeans(points: np.ndarray, n_parts: int, rng, n_iter: int = 5) -> list:
-    """Split the rows of ``points`` (dense) into ``n_parts`` groups of near-equal size:
-    k-means++ centres, then alternating balanced assignment and centre updates."""
+def balanced_kmeans(points, n_parts: int, rng, n_iter: int = 5) -> list:
+    """Split the rows of ``points`` into ``n_parts`` groups of near-equal size. Dense points:
+    k-means++ centres, then alternating balanced assignment and centre updates. Sparse
+    (CSR, unit rows): ``balanced_spherical_kmeans``."""
     n = points.shape[0]
     if n <= n_parts:
         return [np.array([i]) for i in range(n)]
+    if sp.issparse(points):
+        return balanced_spherical_kmeans(points, n_parts, rng, n_iter)
     from sklearn.cluster import kmeans_plusplus
 
     centres, _ = kmeans_plusplus(points, n_parts, random_state=int(rng.integers(2**31)))
@@ -137,12 +143,63 @@ def balanced_kmeans(points: np.ndarray, n_parts: int, rng, n_iter: int = 5) -> l
     return [np.flatnonzero(assign == j) for j in range(n_parts)]
 
 
-def class_embedding(X, y, n_classes: int, rng) -> np.ndarray:
-    """(K, <= EMBED_DIM) dense class-mean vectors, unit-normalised; wide or sparse data are
-    first projected by a sparse random projection (the K x D means are never dense)."""
+def balanced_spherical_kmeans(points: sp.csr_matrix, n_parts: int, rng,
+                              n_iter: int = 5) -> list:
+    """Balanced spherical k-means of sparse unit rows, kept sparse throughout (Parabel's and
+    napkinXC's clustering of label vectors, with ``n_parts`` clusters instead of 2): centres
+    start at ``spherical_seeds``; each round assigns rows to centres by cosine similarity
+    under the size balance (``balanced_assign``), then sets each centre to its rows' summed
+    vector, unit-normalised. Centres are sparse (at most the rows' nonzeros), so nothing is
+    n_parts x D dense; the similarities are n x n_parts."""
+    from sklearn.preprocessing import normalize
+
+    n = points.shape[0]
+    centres = points[spherical_seeds(points, n_parts, rng)]
+    assign = np.zeros(n, dtype=np.int64)
+    for _ in range(n_iter):
+        similarity = (points @ centres.T).toarray()
+        assign = balanced_assign(-similarity)
+        member = sp.csr_matrix((np.ones(n), (assign, np.arange(n))), shape=(n_parts, n))
+        centres = normalize(member @ points)
+    return [np.flatnonzero(assign == j) for j in range(n_parts)]
+
+
+def is_sparse_data(X) -> bool:
+    """At most SPARSE_DATA_SHARE of X's entries are nonzero (whatever its container, so the
+    same data stored dense or CSR gets the same tree)."""
+    nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
+    return nnz <= SPARSE_DATA_SHARE * X.shape[0] * X.shape[1]
+
+
+def spherical_seeds(points: sp.csr_matrix, n_parts: int, rng) -> np.ndarray:
+    """k-means++ seeding under the cosine distance 1 - cos (unit rows): the first seed at
+    random, each next one drawn with probability proportional to its distance from the
+    nearest seed so far; distinct rows, one sparse product per seed."""
+    n = points.shape[0]
+    seeds = [int(rng.integers(n))]
+    distance = np.full(n, np.inf)
+    for _ in range(1, n_parts):
+        cos = (points @ points[seeds[-1]].T).toarray().ravel()
+        distance = np.minimum(distance, np.maximum(1.0 - cos, 0.0))
+        weight = distance.copy()
+        weight[seeds] = 0.0
+        if weight.sum() <= 0:  # every other row duplicates a seed: any unused row
+            weight = np.ones(n)
+            weight[seeds] = 0.0
+        seeds.append(int(rng.choice(n, p=weight / weight.sum())))
+    return np.array(seeds)
+
+
+def class_embedding(X, y, n_classes: int, rng):
+    """Unit-normalised class-mean vectors, one row per class. Sparse data
+    (``is_sparse_data``): the exact means, sparse (CSR, at most nnz(X) entries), for
+    spherical k-means. Dense data: (K, <= EMBED_DIM) dense, wider data first projected by a
+    sparse random projection."""
     from sklearn.preprocessing import normalize
 
     onehot = sp.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))), shape=(n_classes, len(y)))
+    if is_sparse_data(X):
+        return normalize(sp.csr_matrix(onehot @ sp.csr_matrix(X)))
     counts = np.maximum(np.asarray(onehot.sum(axis=1)).ravel(), 1.0)
     if X.shape[1] > EMBED_DIM:
         from sklearn.random_projection import SparseRandomProjection
