@@ -161,6 +161,8 @@ def _children_scores(model, present, n_children, d):
     present children. With two classes scikit-learn keeps one row, the score of the second
     minus the first (log p(b) / p(a) for the logistic regression): it goes to child b and
     child a scores 0."""
+    if present.size == n_children > 2:  # every child seen: scikit-learn's arrays, no copy
+        return model.coef_, model.intercept_.copy()
     coef = np.zeros((n_children, d))
     intercept = np.zeros(n_children)
     if present.size == 2:
