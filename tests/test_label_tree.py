@@ -271,7 +271,7 @@ def test_liblinear_root_is_sklearns_crammer_singer_svm_on_its_children():
             stack.extend(t.children[t.child_ptr[v]:t.child_ptr[v + 1]])
     Xn = X.toarray()
     active = np.flatnonzero(np.abs(Xn).sum(axis=0))  # node problems use active columns
-    ref = LinearSVC(multi_class="crammer_singer", C=0.5, max_iter=1000,
+    ref = LinearSVC(multi_class="crammer_singer", dual=True, C=0.5, max_iter=1000,
                     random_state=0).fit(Xn[:, active], group[y])
     W = m.table_[:t.n_nodes * X.shape[1]].reshape(t.n_nodes, -1)[kids]
     ours = Xt.toarray() @ W.T + m.bias_[kids]

@@ -147,7 +147,8 @@ def multiclass_hinge_node(Xn, target, n_children, C, max_iter, seed):
     present = np.unique(target)
     if present.size < 2:
         return None
-    model = LinearSVC(multi_class="crammer_singer", C=C, max_iter=max_iter, random_state=seed)
+    model = LinearSVC(multi_class="crammer_singer", dual=True, C=C, max_iter=max_iter,
+                      random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(Xn, target)
