@@ -1,5 +1,6 @@
 """asv benchmarks of label trees: inference speed, top-1 accuracy and path cost of
-label_tree (tree loss, independent, softmax) and label_embedding_tree (tree loss, softmax)."""
+label_tree (tree loss, independent, softmax, and node-by-node LIBLINEAR training with exact
+weights) and label_embedding_tree (tree loss, softmax)."""
 import numpy as np
 
 import xcbench
@@ -12,6 +13,8 @@ CONFIGS = {
     "embedding": ("label_embedding_tree", {"embedding_dim": 32}),
     "softmax": ("label_tree", {"loss": "softmax"}),
     "embedding-softmax": ("label_embedding_tree", {"embedding_dim": 32, "loss": "softmax"}),
+    "liblinear-csr": ("label_tree", {"solver": "liblinear", "loss": "independent",
+                                     "bits": "csr", "C": 0.1}),
 }
 
 
