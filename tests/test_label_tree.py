@@ -9,7 +9,7 @@ from xcbench.testing import check_method, gaussian_problem
 from xcbench_label_tree import kernels
 from xcbench_label_tree.structure import (balanced_kmeans, build_structure, class_embedding,
                                           confusion_affinity, random_splitter,
-                                          spectral_splitter)
+                                          spectral_splitter, spherical_seeds, structure_size)
 
 
 @pytest.mark.parametrize("method, params", [
@@ -157,7 +157,8 @@ def test_class_embedding_projects_wide_dense_data_and_keeps_sparse_means_sparse(
 
 def test_spherical_kmeans_is_balanced_and_separates_sparse_groups():
     """Two groups of sparse unit rows on disjoint features: the two clusters are the
-    groups (k-means++ seeding puts one seed in each), and sizes differ by at most one."""
+    groups, and sizes differ by at most one; all-zero rows (classes without training rows)
+    are never drawn as seeds while other rows remain."""
     from sklearn.preprocessing import normalize
 
     rng = np.random.default_rng(0)
@@ -171,6 +172,9 @@ def test_spherical_kmeans_is_balanced_and_separates_sparse_groups():
         assert all(len(set(g < 20)) == 1 for g in groups)
     groups = balanced_kmeans(points, 3, rng)  # sizes still differ by at most one
     assert sorted(len(g) for g in groups) == [13, 13, 14]
+    with_zeros = sp.vstack([points, sp.csr_matrix((5, 100))]).tocsr()
+    for seed in range(5):
+        assert (spherical_seeds(with_zeros, 2, np.random.default_rng(seed)) < 40).all()
 
 
 def test_hashed_weights_at_ten_thousand_classes_stay_small():
@@ -321,3 +325,34 @@ def test_liblinear_refuses_what_it_cannot_train(params, message):
     X, y, _, _ = _node_fit_problem()
     with pytest.raises(ValueError, match=message):
         make_method("label_tree", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("K, branching", [(1, 2), (3, 2), (17, 4), (1000, 32), (10000, 64)])
+def test_structure_size_counts_the_nodes_and_depth_build_structure_makes(K, branching):
+    tree = build_structure(K, branching, random_splitter(np.random.default_rng(0)))
+    assert structure_size(K, branching) == (tree.n_nodes, tree.depth)
+
+
+@pytest.mark.parametrize("params", [{"loss": "softmax"}, {"loss": "independent", "prune": 0.01}])
+def test_liblinear_memory_estimate_covers_the_weights_kept(params):
+    """The estimate counts 32 bytes per kept weight (collected, then packed): it must cover
+    what a fit keeps, for logistic nodes (dense on a node's features) and pruned hinge
+    nodes alike."""
+    from xcbench import make_method
+
+    X, y, _, _ = _node_fit_problem()
+    m = make_method("label_tree", solver="liblinear", bits="csr", branching=4, random_state=0,
+                    **params).fit(X, y, n_classes=30)
+    kept = m.stats()["n_params"] - m.bias_.size
+    assert m.estimate_memory(X.shape[0], X.shape[1], X.nnz, 30) > 32 * kept
+
+
+def test_exact_store_is_refused_where_it_cannot_be_filled():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from xcbench import make_method
+
+    with pytest.raises(ValueError, match="solver='liblinear'"):
+        make_method("label_tree", bits="csr").estimate_memory(100, 10, 100, 5)
+    with pytest.raises(InvalidParameterError, match="bits"):
+        make_method("label_embedding_tree", bits="csr").fit(np.eye(3), [0, 1, 2])

@@ -19,6 +19,8 @@ def _expected(edge, table, bias, x, D):
     [5, 6, 7, 8, 9, 10, 11],    # a full M-ary node
     [2, 3, 7, 8, 9, 10],        # a short run, then other rows
     [4, -1],                     # binary
+    [3, -1, 5],                  # ends one run apart, a fixed child between
+    [5, 7, 6, 8],                # ends one run apart, rows out of order
 ])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_child_logprobs_is_the_log_softmax_of_the_child_scores(edge, sparse):

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
-from xcbench.tree.node_fit import ExactRows, fit_nodes, table_writer
+from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
 from xcbench.tree.weights import DIRECT
 
 from . import kernels
@@ -155,9 +155,7 @@ class HierarchicalSoftmax(Method):
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
-        if self.bits == "csr" and self.solver != "liblinear":
-            raise ValueError("bits='csr' keeps weights that are known once training ends: it "
-                             "needs solver='liblinear' (SGD updates a table); use bits='auto'")
+        check_exact_store(self.bits, self.solver)
         X = _check_input(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         rng = np.random.default_rng(self.random_state)

@@ -13,13 +13,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from xcbench.kernels import kernel_input
 from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
-from xcbench.tree.node_fit import (ExactRows, as_fit_tree, fit_nodes, logistic_node,
-                                   multiclass_hinge_node, table_writer)
+from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
+                                   logistic_node, multiclass_hinge_node, table_writer)
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
 from . import kernels
 from .structure import (build_structure, class_embedding, confusion_affinity, kmeans_splitter,
-                        path_arity_sums, random_splitter, spectral_splitter)
+                        path_arity_sums, random_splitter, spectral_splitter, structure_size)
 
 STRUCTURES = ("confusion", "kmeans", "random")
 LOSS_CODES = {"independent": kernels.INDEPENDENT, "tree": kernels.TREE,
@@ -31,15 +31,17 @@ NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node}
 _NO_TABLE = np.zeros(1)  # the embedding map's place in the kernels' arguments, when unused
 
 
-def kept_weights_bound(nnz, depth, branching, prune):
-    """Weights ``bits="csr"`` keeps, estimated: per level of the tree, each input nonzero
-    feeds the rows of the children its example competes with (at most ``branching``); with
-    Crammer-Singer nodes, measured on synthetic-sparse-1k / 10k (64 children, C = 0.1) about
-    5 of them unpruned, 1.2 / 1.0 at prune = 0.01 and 0.4 at 0.03, i.e. ~0.012 / prune.
-    Twice that, as a margin (the runner's memory cap turns an underestimate into an error
-    record)."""
-    per_level = 5.0 if prune <= 0 else min(5.0, 0.012 / prune)
-    return float(nnz) * depth * min(float(branching), 2 * per_level)
+def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
+    """Weights ``bits="csr"`` keeps, estimated. ``pairs`` is the bound (each input nonzero
+    feeds at most ``branching`` child rows per level) and is the estimate for the softmax
+    loss (logistic weights are dense on a node's active features) and without pruning.
+    Crammer-Singer nodes with ``prune`` > 0 keep far fewer: measured on synthetic-sparse-1k
+    / 10k (64 children, C = 0.1) 1.2 / 1.0 per input nonzero and level at prune = 0.01, 0.4
+    at 0.03, i.e. ~0.012 / prune; twice that, as a margin (the runner's memory cap turns an
+    underestimate into an error record)."""
+    if loss != "independent" or prune <= 0:
+        return pairs
+    return min(pairs, float(nnz) * depth * min(float(branching), 2 * 0.012 / prune))
 
 
 class LabelTree(Method):
@@ -61,11 +63,13 @@ class LabelTree(Method):
     epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes).
     solver : "sgd" (the default: AdaGrad SGD on ``loss`` over the whole tree) or "liblinear":
         every internal node fitted once, to convergence, on the rows whose class is under it
-        (``xcbench.tree.node_fit``), as napkinXC trains its label trees:
-        ``loss="independent"`` with LIBLINEAR's Crammer-Singer multiclass SVM (the paper's
-        Relaxation 1, solved exactly per node), ``loss="softmax"`` with a multinomial
-        logistic regression; ``C`` (regularisation: larger fits harder) and ``max_iter``
-        apply, weights below ``prune`` in magnitude are dropped. ``loss="tree"`` has no
+        (``xcbench.tree.node_fit``; napkinXC also trains, prunes and stores its label trees
+        node by node, with a binary logistic classifier per child):
+        ``loss="independent"`` with LIBLINEAR's Crammer-Singer multiclass SVM (a multiclass
+        form of the paper's Relaxation 1: one hinge over a node's children, where the SGD
+        solver uses a binary hinge per child), ``loss="softmax"`` with a multinomial
+        logistic regression; ``C`` (larger regularises less) and ``max_iter`` apply,
+        weights below ``prune`` in magnitude are dropped. ``loss="tree"`` has no
         node-by-node solver.
     bits : the node weight table's layout (``xcbench.tree.weights``): "auto" (dense rows when
         nodes x D x 8 bytes <= 256 MB, else hashed into 2^b slots), an int b (hashed), None,
@@ -78,7 +82,7 @@ class LabelTree(Method):
     direct, 2^bits when hashed) + 16 x nodes + structure O(K); with "confusion" also the
     one-vs-rest surrogate's K x D weights and its fit. ``solver="liblinear"``: one table
     8 x S, or 32 x P with ``bits="csr"`` (P the weights kept, at most nnz x branching x
-    depth), + 56 nnz + 40 N (X sorted by leaf order and the node problems' copies) + the
+    depth; ``kept_weights_estimate``), + 56 nnz + 40 N (X sorted by leaf order and the node problems' copies) + the
     widest node's solver state (Crammer-Singer: 16 x N x branching for its dual variables).
     No O(K x D) array otherwise.
     """
@@ -186,9 +190,7 @@ class LabelTree(Method):
                              "couples every depth in one slack and has no node-by-node "
                              "solver: use loss='independent' (the multiclass hinge per node) "
                              "or loss='softmax'")
-        if self.bits == "csr" and self.solver != "liblinear":
-            raise ValueError("bits='csr' keeps weights that are known once training ends: it "
-                             "needs solver='liblinear' (SGD updates a table); use bits='auto'")
+        check_exact_store(self.bits, self.solver)
 
     def _fit_nodes(self, X, y, rng):
         """``solver="liblinear"``: every internal node fitted once on the rows reaching it
@@ -278,9 +280,11 @@ class LabelTree(Method):
         return self._path_cost_by_class[labels[:, 0]]
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        self._validate_params()
+        self._check_solver()
         branching = self._branching(n_classes)
-        n_nodes = n_classes + math.ceil(n_classes / (branching - 1)) + 1
-        depth = max(1, math.ceil(math.log(max(n_classes, 2), branching)))
+        n_nodes, depth = structure_size(n_classes, branching)
+        depth = max(depth, 1)
         rows = self.embedding_dim or n_nodes
         pairs = min(float(nnz) * (self.embedding_dim or branching * depth),
                     float(n_nodes) * n_features)
@@ -306,7 +310,8 @@ class LabelTree(Method):
     def _node_fit_bytes(self, n_samples, n_features, nnz, n_nodes, branching, depth, pairs):
         """``solver="liblinear"``'s weights and node problems (class docstring)."""
         if self.bits == "csr":  # collected per row, then packed by node: 16 bytes each
-            total = 2 * 16 * min(pairs, kept_weights_bound(nnz, depth, branching, self.prune))
+            total = 2 * 16 * kept_weights_estimate(pairs, nnz, depth, branching, self.prune,
+                                                   self.loss)
         else:
             total = table_bytes(n_nodes, n_features, self.bits, pairs)
         total += 56 * nnz + 40 * n_samples
@@ -355,6 +360,7 @@ class LabelEmbeddingTree(LabelTree):
     _parameter_constraints = {
         **LabelTree._parameter_constraints,
         "loss": [StrOptions({"tree", "softmax"})],
+        "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
     }
 

@@ -98,6 +98,26 @@ def build_structure(n_classes: int, branching: int, split) -> LabelTreeStructure
     return LabelTreeStructure(child_ptr, children, parent, node_label, path_ptr, path_node)
 
 
+def structure_size(n_classes: int, branching: int) -> tuple[int, int]:
+    """(nodes, depth) of the tree ``build_structure`` makes with a balanced split (parts of
+    near-equal size, as every splitter here gives), counted without building it."""
+    from functools import lru_cache
+
+    @lru_cache(maxsize=None)
+    def size(n):
+        if n <= 1:
+            return 1, 0
+        if n <= branching:
+            return 1 + n, 1
+        big, n_big = n // branching + 1, n % branching
+        nodes_big, depth_big = size(big) if n_big else (0, 0)
+        nodes_small, depth_small = size(n // branching)
+        return (1 + n_big * nodes_big + (branching - n_big) * nodes_small,
+                1 + max(depth_big, depth_small))
+
+    return size(int(n_classes))
+
+
 def balanced_assign(distances: np.ndarray) -> np.ndarray:
     """Assign each row to a column (cluster) so cluster sizes differ by at most one, greedily
     by increasing distance; returns the cluster of each row."""
@@ -174,14 +194,18 @@ def is_sparse_data(X) -> bool:
 def spherical_seeds(points: sp.csr_matrix, n_parts: int, rng) -> np.ndarray:
     """k-means++ seeding under the cosine distance 1 - cos (unit rows): the first seed at
     random, each next one drawn with probability proportional to its distance from the
-    nearest seed so far; distinct rows, one sparse product per seed."""
+    nearest seed so far; distinct rows, one sparse product per seed. All-zero rows (classes
+    without training rows) are as far from everything as can be, so they are not drawn
+    while other rows remain."""
     n = points.shape[0]
-    seeds = [int(rng.integers(n))]
+    zero = np.diff(points.indptr) == 0
+    candidates = np.flatnonzero(~zero) if (~zero).any() else np.arange(n)
+    seeds = [int(rng.choice(candidates))]
     distance = np.full(n, np.inf)
     for _ in range(1, n_parts):
         cos = (points @ points[seeds[-1]].T).toarray().ravel()
         distance = np.minimum(distance, np.maximum(1.0 - cos, 0.0))
-        weight = distance.copy()
+        weight = np.where(zero, 0.0, distance)
         weight[seeds] = 0.0
         if weight.sum() <= 0:  # every other row duplicates a seed: any unused row
             weight = np.ones(n)

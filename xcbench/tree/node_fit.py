@@ -112,6 +112,14 @@ class ExactRows:
         return node_major.build(len(child_ptr) - 1, rows_of_node)
 
 
+def check_exact_store(bits, solver):
+    """Refuse ``bits="csr"`` (the exact store ``ExactRows`` fills) without node-by-node
+    training: SGD updates weights in place, so it needs a table."""
+    if bits == "csr" and solver != "liblinear":
+        raise ValueError("bits='csr' keeps weights that are known once training ends: it "
+                         "needs solver='liblinear' (SGD updates a table); use bits='auto'")
+
+
 def _node_problem(Xs, start, stop):
     """The rows [start, stop) of the sorted X on their active columns: (X_node, columns)."""
     block = Xs[start:stop]
@@ -142,8 +150,9 @@ def logistic_node(Xn, target, n_children, C, max_iter, seed):
 def multiclass_hinge_node(Xn, target, n_children, C, max_iter, seed):
     """(coef (m, d), intercept (m,)) of the Crammer-Singer multiclass SVM (LIBLINEAR, through
     scikit-learn's ``LinearSVC``): it minimises C sum_i max(0, 1 + max_{s != y_i} f_s(x_i) -
-    f_{y_i}(x_i)) + |W|^2 / 2 over the children's scores f_s = w_s . x + b_s; None when
-    fewer than two children have rows."""
+    f_{y_i}(x_i)) + |[W, b]|^2 / 2 over the children's scores f_s = w_s . x + b_s (a larger
+    C regularises less; LIBLINEAR penalises the intercepts too, as a constant feature);
+    None when fewer than two children have rows."""
     present = np.unique(target)
     if present.size < 2:
         return None
@@ -153,6 +162,11 @@ def multiclass_hinge_node(Xn, target, n_children, C, max_iter, seed):
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(Xn, target)
     coef, intercept = _children_scores(model, present, n_children, Xn.shape[1])
+    if present.size == 2:  # LIBLINEAR's two scores sum to 0, as a wider node's do: +-d / 2
+        a, b = present
+        coef[b] /= 2.0
+        intercept[b] /= 2.0
+        coef[a], intercept[a] = -coef[b], -intercept[b]
     _below_present(intercept, present, n_children, 1.0)
     return coef, intercept
 
@@ -189,7 +203,8 @@ def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.
     entry). X: CSR (float64), y: int. ``tree`` has ``child_ptr``, ``children`` (a leaf child
     is -(class) - 1), ``edge_row`` (each child's weight row, -1 for none), ``n_nodes`` and
     ``n_classes`` (the tree of ``hsm``; ``as_fit_tree`` adapts a tree whose children are node
-    ids).
+    ids). A node may have one child without a row (its score fixed at 0: the other
+    children's scores are made relative to it).
     Weights of magnitude below ``threshold`` are dropped (napkinXC's weight pruning): they
     take no slot of a hashed table, so fewer pairs collide."""
     child_ptr, children, edge_row = tree.child_ptr, tree.children, tree.edge_row
@@ -206,6 +221,8 @@ def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.
         n_rows = int(sizes.sum())
         rows = edge_row[child_ptr[node]:child_ptr[node + 1]]
         m = len(rows)
+        fixed = np.flatnonzero(rows < 0)  # the child whose score is 0, if any
+        ref = int(fixed[0]) if fixed.size else m - 1
         fitted = None
         if n_rows and np.count_nonzero(sizes) >= 2:
             Xn, cols = _node_problem(Xs, first, first + n_rows)
@@ -215,10 +232,14 @@ def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.
             prior = np.log(sizes + 1.0)
             for q in range(m):
                 if rows[q] >= 0:
-                    bias[rows[q]] += prior[q] - prior[-1]
+                    bias[rows[q]] += prior[q] - prior[ref]
         else:
             coef, intercept = fitted
-            coef[np.abs(coef) < threshold] = 0.0
+            if fixed.size and (intercept[ref] != 0.0 or coef[ref].any()):
+                # scores relative to the fixed child (a fitter whose scores are absolute)
+                coef, intercept = coef - coef[ref], intercept - intercept[ref]
+            if threshold > 0:
+                coef[np.abs(coef) < threshold] = 0.0
             for q in range(m):
                 if rows[q] >= 0:
                     bias[rows[q]] += intercept[q]

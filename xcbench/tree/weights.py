@@ -103,11 +103,14 @@ def _children_dot(weights, bias, node, child_ptr, edge_row, n_features, mask, Xd
             start = child_ptr[node]
             m = child_ptr[node + 1] - start
             first = edge_row[start] if m > 0 else -1
-            if first >= 0 and edge_row[start + m - 1] - first == m - 1:
-                # consecutive rows (every child owns one): one matrix-vector product when
-                # dense x meets the direct layout
+            consecutive = first >= 0
+            for q in range(1, m):
+                if edge_row[start + q] != first + q:
+                    consecutive = False
+                    break
+            if consecutive:  # every child owns a row, in order: one matrix-vector product
                 rows_dot(weights, bias, first, n_features, mask, Xd, indptr, indices, data,
-                         i, dense, out[:m])
+                         i, dense, out[:m])  # when dense x meets the direct layout
                 return m
             for q in range(m):
                 r = edge_row[start + q]
