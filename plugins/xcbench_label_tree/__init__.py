@@ -16,7 +16,8 @@ def register_methods(register):
         name="label_tree",
         family="tree",
         description="label tree: balanced tree over label sets (k-means / confusion spectral / "
-                    "random), hinge-trained node scorers (tree loss or independent), greedy descent",
+                    "random), hinge-trained node scorers (tree loss or independent; SGD, or "
+                    "LIBLINEAR node by node with exact weights), greedy descent",
         factory=LabelTree,
     ))
     register(MethodSpec(
