@@ -82,8 +82,9 @@ class LabelTree(Method):
     direct, 2^bits when hashed) + 16 x nodes + structure O(K); with "confusion" also the
     one-vs-rest surrogate's K x D weights and its fit. ``solver="liblinear"``: one table
     8 x S, or 32 x P with ``bits="csr"`` (P the weights kept, at most nnz x branching x
-    depth; ``kept_weights_estimate``), + 56 nnz + 40 N (X sorted by leaf order and the node problems' copies) + the
-    widest node's solver state (Crammer-Singer: 16 x N x branching for its dual variables).
+    depth; ``kept_weights_estimate``), + 56 nnz + 40 N (X sorted by leaf order and the
+    node problems' copies) + the widest node's solver state (Crammer-Singer: 16 x N x
+    branching for its dual variables).
     No O(K x D) array otherwise.
     """
 
