@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.method import Method, check_labels, check_X
 
-from .init import INITS, initial_tree, random_tree
+from .init import INITS, initial_tree
 from .model import SHARED_CONSTRAINTS, TreeInference
 from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
 
@@ -29,8 +29,10 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     """Adaptive softmax tree.
 
     Stage 0: a complete softmax tree of depth ``depth0`` whose leaves hold
-    ``k0`` = ceil(K / 2^depth0) classes (the paper's k0 * 2^Delta >= K), trained by
-    ``initial_iter`` TAO passes. Then up to ``max_stages`` stages of:
+    ``k0`` = ceil(K / 2^depth0) classes (the paper's k0 * 2^Delta >= K), initialised by
+    ``init`` (``"random"``, default, or ``"cluster"``: the paper's Algorithm 2, as ``st``;
+    the paper does not say how its stage-0 tree starts) and trained by ``initial_iter`` TAO
+    passes. Then up to ``max_stages`` stages of:
 
     - expansion: every leaf with more than ``min_leaf_classes`` classes is refitted as a
       complete softmax tree of depth ``expand_depth`` (``expand_init`` ``"cluster"``: the
@@ -60,6 +62,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         "contraction": [Interval(Real, 0, 1, closed="neither")],
         "tolerance": [Interval(Real, 0, None, closed="left")],
         "expand_depth": [Interval(Integral, 1, 10, closed="both")],
+        "init": [StrOptions(set(INITS))],
         "expand_init": [StrOptions(set(INITS))],
         "expand_iter": [Interval(Integral, 0, None, closed="left")],
         "initial_iter": [Interval(Integral, 0, None, closed="left")],
@@ -70,7 +73,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     }
 
     def __init__(self, depth0=2, k0=None, contraction=0.6, tolerance=1.0, expand_depth=1,
-                 expand_init="cluster", expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
+                 init="random", expand_init="cluster", expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
                  min_leaf_classes=2, accept_error="01", alpha=1.0, loss="01", beta=100.0,
                  leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
                  leaf_solver="auto",
@@ -80,6 +83,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.contraction = contraction
         self.tolerance = tolerance
         self.expand_depth = expand_depth
+        self.init = init
         self.expand_init = expand_init
         self.expand_iter = expand_iter
         self.initial_iter = initial_iter
@@ -123,8 +127,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         start = time.perf_counter()
         self.objective_curve_, self.stages_ = [], []
         with threadpool_limits(1):
-            tree = random_tree(X, int(self.depth0), self.n_classes_, rng)
-            self._tao_passes(tree, prob, self.initial_iter)
+            tree, paths = initial_tree(self.init, X, y, int(self.depth0), self.n_classes_, rng)
+            self._tao_passes(tree, prob, self.initial_iter, paths)
             for stage in range(int(self.max_stages)):
                 clock = time.perf_counter()
                 expanded = self._expand(tree, prob, rng)
