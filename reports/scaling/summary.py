@@ -12,7 +12,7 @@ from pathlib import Path
 PATH = sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("results.jsonl")
 SIZES = {"synthetic-sparse-1k": "1k", "synthetic-sparse-10k": "10k",
          "synthetic-sparse-100k": "100k"}
-PER_K = {"depth"}  # settings that follow K by a stated rule (st's depth): one row for all K
+PER_K = {"depth", "depth0"}  # settings that follow K by a stated rule (st's depth, ast's depth0): one row for all K
 rows = defaultdict(dict)
 for line in open(PATH):
     r = json.loads(line)
