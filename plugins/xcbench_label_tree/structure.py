@@ -19,7 +19,7 @@ How a label set is split is the structure's choice (Bengio, Weston & Grangier 20
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -39,18 +39,17 @@ class LabelTreeStructure:
     node_label: np.ndarray
     path_ptr: np.ndarray
     path_node: np.ndarray
+    # set once here: every predict call reads them, and np.diff over 1e5 nodes costs ~25 us
+    depth: int = field(init=False)
+    max_arity: int = field(init=False)
+
+    def __post_init__(self):
+        self.depth = int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
+        self.max_arity = int(np.diff(self.child_ptr).max()) if len(self.parent) else 0
 
     @property
     def n_nodes(self) -> int:
         return len(self.parent)
-
-    @property
-    def depth(self) -> int:
-        return int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
-
-    @property
-    def max_arity(self) -> int:
-        return int(np.diff(self.child_ptr).max()) if self.n_nodes else 0
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.child_ptr, self.children, self.parent,

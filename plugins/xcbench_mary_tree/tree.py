@@ -9,7 +9,7 @@ node's child list, ``path_slot``). Labels >= K are dummies (padding); they are n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -74,13 +74,13 @@ class FlatTree:
     path_slot: np.ndarray
     internal: np.ndarray  # ids of the internal nodes in use
 
-    @property
-    def max_arity(self) -> int:
-        return int(np.diff(self.child_ptr).max()) if len(self.child_ptr) > 1 else 1
+    # set once here: every predict call reads them, and np.diff over many nodes is not free
+    max_arity: int = field(init=False)
+    depth: int = field(init=False)
 
-    @property
-    def depth(self) -> int:
-        return int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
+    def __post_init__(self):
+        self.max_arity = int(np.diff(self.child_ptr).max()) if len(self.child_ptr) > 1 else 1
+        self.depth = int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.child_ptr, self.children, self.child_slot,

@@ -6,11 +6,15 @@ ROUNDS rounds; a round times CALLS single-row predict_topk(x, 1) calls per model
 turn, so machine load hits both sizes alike; single-threaded, as the runner times latency.
 Prints each round's p50 per model and the median ratio p50(100k) / p50(1k) (target <= 2).
 
-Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [model ...]   (default: lomtree hsm; the
-others take 10-30 min each to fit at 100k). A model is a method name, or a key of SETTINGS
+Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [--cache DIR] [model ...]   (default:
+lomtree hsm; the others take 10-30 min each to fit at 100k). ``--cache DIR`` pickles each
+fitted model to DIR and reuses it on the next run, to re-time a changed prediction path
+without refitting; empty DIR after changing how a method trains. A model is a method name, or a key of SETTINGS
 that names a method with other settings (e.g. "label_tree:branching=32").
 """
+import pickle
 import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -44,15 +48,27 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "label_embedding_tree:branching=16": ({"branching": 16}, {}),
     "label_embedding_tree:lr=0.02": ({"lr": 0.02}, {}),
 }
-methods = sys.argv[1:] or ["lomtree", "hsm"]
+args = sys.argv[1:]
+cache = Path(args.pop(args.index("--cache") + 1)) if "--cache" in args else None
+if cache is not None:
+    args.remove("--cache")
+    cache.mkdir(parents=True, exist_ok=True)
+methods = args or ["lomtree", "hsm"]
 data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
 models = {}
 for method in methods:
     shared, per_k = SETTINGS[method]
     for name, ds in data.items():
+        saved = cache / f"{method}-{name}.pkl" if cache is not None else None
+        if saved is not None and saved.exists():
+            models[(method, name)] = pickle.loads(saved.read_bytes())
+            print(f"loaded {method} on {name} from {saved}", flush=True)
+            continue
         m = make_method(method.split(":")[0], random_state=0, **shared, **per_k.get(name, {}))
         m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
         models[(method, name)] = m
+        if saved is not None:
+            saved.write_bytes(pickle.dumps(m, protocol=5))
         print(f"fitted {method} on {name}", flush=True)
 threadpool_limits(1)
 numba.set_num_threads(1)
