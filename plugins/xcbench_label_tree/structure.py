@@ -47,6 +47,10 @@ class LabelTreeStructure:
         self.depth = int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
         self.max_arity = int(np.diff(self.child_ptr).max()) if len(self.parent) else 0
 
+    def __setstate__(self, state):  # models pickled before these fields existed
+        self.__dict__.update(state)
+        self.__post_init__()
+
     @property
     def n_nodes(self) -> int:
         return len(self.parent)

@@ -82,6 +82,10 @@ class FlatTree:
         self.max_arity = int(np.diff(self.child_ptr).max()) if len(self.child_ptr) > 1 else 1
         self.depth = int(np.diff(self.path_ptr).max()) if len(self.path_ptr) > 1 else 0
 
+    def __setstate__(self, state):  # models pickled before these fields existed
+        self.__dict__.update(state)
+        self.__post_init__()
+
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.child_ptr, self.children, self.child_slot,
                                       self.child_row, self.path_ptr, self.path_node, self.path_pos,
