@@ -4,7 +4,8 @@ tree methods that are cheap to fit, interleaved in one process.
 Each method is fitted on both datasets with this report's settings (README), then timed in
 ROUNDS rounds; a round times CALLS single-row predict_topk(x, 1) calls per model, models in
 turn, so machine load hits both sizes alike; single-threaded, as the runner times latency.
-Prints each round's p50 per model and the median ratio p50(100k) / p50(1k) (target <= 2).
+Prints each round's p50 per model, the median ratio p50(100k) / p50(1k) (target <= 2) and
+each model's top-1 error on the test rows.
 
 Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [--cache DIR] [model ...]   (default:
 lomtree hsm; the others take 10-30 min each to fit at 100k). ``--cache DIR`` pickles each
@@ -30,9 +31,12 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "hsm:bits=csr": ({"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100,
                       "C": 30, "bits": "csr", "prune": 0.03, "decoder": "topk"}, {}),
     "recall_tree": ({}, {}),
+    "mary_tree": ({}, {}),
     "recall_tree:node_only=true": ({"node_only": True}, {}),
     "st": ({"init": "cluster", "alpha": 1.0, "n_iter": 1},
            {"synthetic-sparse-1k": {"depth": 6}, "synthetic-sparse-100k": {"depth": 12}}),
+    "st:k=100": ({"init": "cluster", "alpha": 1.0, "n_iter": 1, "k": 100},
+                 {"synthetic-sparse-1k": {"depth": 5}, "synthetic-sparse-100k": {"depth": 11}}),
     "ast": ({"init": "cluster", "k0": 100, "initial_iter": 1, "max_stages": 1,
              "global_iter": 1},
             {"synthetic-sparse-1k": {"depth0": 5}, "synthetic-sparse-100k": {"depth0": 11}}),
@@ -80,3 +84,9 @@ for method in methods:
     print(f"  {method} 1k: {' '.join(f'{v:.4f}' for v in small)}  100k: "
           f"{' '.join(f'{v:.4f}' for v in large)}  ratio median {np.median(ratios):.2f} "
           f"(min {ratios.min():.2f}, max {ratios.max():.2f})")
+errors = {key: float(np.mean(m.predict(data[key[1]].X_test) != data[key[1]].y_test))
+          for key, m in models.items()}
+print("top-1 error on the test rows:")
+for method in methods:
+    print(f"  {method} 1k: {100 * errors[(method, 'synthetic-sparse-1k')]:.1f}%  100k: "
+          f"{100 * errors[(method, 'synthetic-sparse-100k')]:.1f}%")
