@@ -33,18 +33,10 @@ DECODERS = {"hsm": ("greedy", "topk", "exact"), "mary_tree": ("greedy", "exact")
 _CAPPED_FIT = textwrap.dedent("""
     import resource, sys
     sys.path[:0] = {path!r}
-    import numpy as np
-    import scipy.sparse as sp
     import xcbench
-    K, D, n = 10_000, 100_000, 1500
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, K, n)
-    cols = np.column_stack([(y * 7 + j) % D for j in range(4)]
-                           + [rng.integers(0, D, n) for _ in range(12)])
-    X = sp.csr_matrix((np.ones(cols.size), cols.ravel(), np.arange(0, cols.size + 1, 16)),
-                      shape=(n, D))
-    X.sum_duplicates()
-    X.data[:] = 1.0
+    from tests.test_online_scaling import _sparse_problem
+    K, D = 10_000, 100_000
+    X, y = _sparse_problem(1500, K, D)
     params = {params!r}
     # a small fit first, so compiled code and libraries are loaded before the cap
     xcbench.make_method({name!r}, random_state=0, **params).fit(X[:60], y[:60] % 3,
