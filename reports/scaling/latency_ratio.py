@@ -10,8 +10,11 @@ each model's top-1 error on the test rows.
 Usage: XCBENCH_DATA_DIR=... python latency_ratio.py [--cache DIR] [model ...]   (default:
 lomtree hsm; the others take 10-30 min each to fit at 100k). ``--cache DIR`` pickles each
 fitted model to DIR and reuses it on the next run, to re-time a changed prediction path
-without refitting; empty DIR after changing how a method trains. A model is a method name, or a key of SETTINGS
-that names a method with other settings (e.g. "label_tree:branching=32").
+without refitting; empty DIR after changing how a method trains. A model is a method name,
+or a key of SETTINGS that names a method with other settings (e.g.
+"label_tree:branching=32"), optionally followed by query-time settings applied after
+fitting (e.g. "hsm:bits=csr@decoder=greedy", which with --cache reuses the "hsm:bits=csr"
+models).
 """
 import pickle
 import sys
@@ -23,6 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
 from xcbench.measure import interleaved_p50
+from xcbench.plan import parse_value
 
 ROUNDS, CALLS = 5, 1000
 SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
@@ -61,19 +65,24 @@ methods = args or ["lomtree", "hsm"]
 data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
 models = {}
 for method in methods:
-    shared, per_k = SETTINGS[method]
+    fitted, _, query = method.partition("@")  # "model@decoder=greedy": a query-time setting
+    shared, per_k = SETTINGS[fitted]
     for name, ds in data.items():
-        saved = cache / f"{method}-{name}.pkl" if cache is not None else None
+        saved = cache / f"{fitted}-{name}.pkl" if cache is not None else None
         if saved is not None and saved.exists():
-            models[(method, name)] = pickle.loads(saved.read_bytes())
-            print(f"loaded {method} on {name} from {saved}", flush=True)
-            continue
-        m = make_method(method.split(":")[0], random_state=0, **shared, **per_k.get(name, {}))
-        m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+            m = pickle.loads(saved.read_bytes())
+            print(f"loaded {fitted} on {name} from {saved}", flush=True)
+        else:
+            m = make_method(fitted.split(":")[0], random_state=0, **shared,
+                            **per_k.get(name, {}))
+            m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
+            if saved is not None:
+                saved.write_bytes(pickle.dumps(m, protocol=5))
+            print(f"fitted {fitted} on {name}", flush=True)
+        if query:
+            m.set_params(**{k: parse_value(v) for k, v in
+                            (item.split("=", 1) for item in query.split(","))})
         models[(method, name)] = m
-        if saved is not None:
-            saved.write_bytes(pickle.dumps(m, protocol=5))
-        print(f"fitted {method} on {name}", flush=True)
 threadpool_limits(1)
 numba.set_num_threads(1)
 p50 = interleaved_p50(models, {key: data[key[1]].X_test for key in models}, ROUNDS, CALLS)
