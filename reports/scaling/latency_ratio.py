@@ -34,6 +34,8 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "hsm": ({"lr": 0.2, "decoder": "greedy"}, {}),
     "hsm:bits=csr": ({"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100,
                       "C": 30, "bits": "csr", "prune": 0.03, "decoder": "topk"}, {}),
+    "hsm:bits=csr,arity=8": ({"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100,
+                      "C": 30, "bits": "csr", "prune": 0.03, "decoder": "topk", "arity": 8}, {}),
     "recall_tree": ({}, {}),
     "mary_tree": ({}, {}),
     "recall_tree:node_only=true": ({"node_only": True}, {}),
