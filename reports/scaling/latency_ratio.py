@@ -29,14 +29,14 @@ from xcbench.measure import interleaved_p50
 from xcbench.plan import parse_value
 
 ROUNDS, CALLS = 5, 1000
+HSM_EXACT = {"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100, "C": 30,
+             "bits": "csr", "prune": 0.03, "decoder": "topk"}  # LIBLINEAR nodes, exact weights
 SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "lomtree": ({"passes": "auto"}, {}),
     "hsm": ({"lr": 0.2, "decoder": "greedy"}, {}),
-    "hsm:bits=csr": ({"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100,
-                      "C": 30, "bits": "csr", "prune": 0.03, "decoder": "topk"}, {}),
-    "hsm:bits=csr,arity=8": ({"tree": "kmeans_balanced", "solver": "liblinear",
-                              "max_leaf": 100, "C": 30, "bits": "csr", "prune": 0.03,
-                              "decoder": "topk", "arity": 8}, {}),
+    "hsm:bits=csr": (HSM_EXACT, {}),
+    "hsm:bits=csr,arity=8": ({**HSM_EXACT, "arity": 8}, {}),
+    "hsm:bits=csr,arity=32": ({**HSM_EXACT, "arity": 32}, {}),
     "recall_tree": ({}, {}),
     "mary_tree": ({}, {}),
     "recall_tree:node_only=true": ({"node_only": True}, {}),
