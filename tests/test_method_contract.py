@@ -56,6 +56,20 @@ def test_check_X_errors_name_the_problem():
         check_X(np.zeros((2, 3)), n_features=4)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_check_X_finds_a_non_finite_value_anywhere(bad, dtype, sparse):
+    """The compiled |x| scan must not lose a NaN behind a larger value seen earlier."""
+    X = np.ones((3, 4), dtype=dtype)
+    X[0, 0] = 1e30
+    X[2, 3] = bad
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_X(sp.csr_matrix(X) if sparse else X)
+    X[2, 3] = -2e38
+    assert check_X(sp.csr_matrix(X) if sparse else X).shape == (3, 4)
+
+
 def test_check_labels_out_of_range():
     with pytest.raises(ValueError, match="out of range"):
         check_labels(np.array([0, 5]), 2, n_classes=3)

@@ -1,6 +1,6 @@
 """Shared compiled building blocks for method plugins: the dense-or-CSR row view that numba
-kernels read, a linear score of one row, an in-place log-softmax, and one AdaGrad step of one
-linear model's row.
+kernels read, a linear score of one row, an in-place log-softmax, one AdaGrad step of one
+linear model's row, and the largest |x| that input validation checks.
 
 A kernel reads row i of X either from a dense matrix ``Xd`` or from CSR parts
 (``indptr``, ``indices``, ``data``); ``dense`` says which, so one kernel serves both.
@@ -24,6 +24,21 @@ def kernel_input(X):
                 X.data.astype(np.float64), False)
     return np.ascontiguousarray(X, dtype=np.float64), _EMPTY_I, _EMPTY_I, _EMPTY_F, True
 
+
+
+@numba.njit(cache=True, nogil=True)
+def max_abs(values):
+    """Largest |v| of a 1-d array, inf when it holds a NaN: one finiteness test then catches
+    NaN and inf. No temporary array, and ~0.2 us on one row where numpy's reductions take
+    1.5-2.5 us (input validation runs on every single-example call)."""
+    top = 0.0
+    for v in values:
+        a = abs(v)
+        if a != a:
+            return math.inf
+        if a > top:
+            top = a
+    return top
 
 # reassociation lets LLVM vectorise the dot product's sum (SIMD); nothing else is relaxed
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})

@@ -34,6 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from .kernels import max_abs
+
 FAMILIES = ("flat", "tree", "embedding")
 
 
@@ -128,9 +130,7 @@ def check_X(X, n_features: int | None = None, name: str = "X"):
             f"{name} has {X.shape[1]} features but the model was fitted with {n_features}"
         )
     if data.size:
-        # one reduction; NaN propagates. Large X: min and max, no temporary copy of X
-        top = (float(np.abs(data).max()) if data.size <= 1 << 16
-               else max(-float(data.min()), float(data.max())))
+        top = float(max_abs(data.reshape(-1)))  # inf for NaN; compiled, no copy of X
         if not math.isfinite(top):
             raise ValueError(f"{name} contains NaN or infinite values; clean or impute them "
                              "first")

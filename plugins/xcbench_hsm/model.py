@@ -21,7 +21,6 @@ from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree
 TREES = ("huffman", "balanced", "kmeans", "kmeans_balanced")
 DECODERS = ("exact", "greedy", "topk")
 SOLVERS = ("sgd", "liblinear")
-MAX_ABS_FEATURE = 1e100  # larger feature values could overflow scores and SGD steps
 _CHUNK_CELLS = 1 << 22  # rows x edges scored at once by the exact decoder (~32 MB)
 
 
@@ -156,7 +155,7 @@ class HierarchicalSoftmax(Method):
     def fit(self, X, y, n_classes=None):
         self._validate_params()
         check_exact_store(self.bits, self.solver)
-        X = _check_input(X)
+        X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         rng = np.random.default_rng(self.random_state)
         n, self.n_features_in_ = X.shape
@@ -232,7 +231,7 @@ class HierarchicalSoftmax(Method):
         """(labels, scores, rows scored per row) of the current decoder."""
         if self.decoder not in DECODERS:
             raise ValueError(f"decoder must be one of {DECODERS}, got {self.decoder!r}")
-        X = _check_input(X, self.n_features_in_)
+        X = check_X(X, self.n_features_in_)
         n, kk = X.shape[0], min(int(k), self.n_classes_)
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
@@ -287,7 +286,7 @@ class HierarchicalSoftmax(Method):
         return self._decode(X, k)[2].astype(np.float64)
 
     def log_proba(self, X, y):
-        X = _check_input(X, self.n_features_in_)
+        X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
         t = self.tree_
         return kernels.path_log_proba(y, self.path_ptr_, self.path_node_, self.path_pos_,
@@ -317,15 +316,3 @@ class HierarchicalSoftmax(Method):
             "classes_per_leaf_max": 1,
         }
 
-
-def _check_input(X, n_features=None):
-    """check_X, plus a bound on |x| (hsm's scores and SGD steps are products with x)."""
-    X = check_X(X, n_features)
-    data = X.data if sp.issparse(X) else X
-    if data.size:
-        top = max(float(data.max()), -float(data.min()))
-        if top > MAX_ABS_FEATURE:
-            raise ValueError(f"X has a feature value of magnitude {top:.3g}; hsm needs "
-                             f"|x| <= {MAX_ABS_FEATURE:g} (larger values overflow its scores "
-                             "to NaN): scale X first, e.g. divide by its largest value")
-    return X

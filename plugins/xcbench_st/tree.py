@@ -10,6 +10,7 @@ every weight row as CSR (``xcbench.tree.csr_weights``): O(nonzeros), never O(nod
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -222,7 +223,13 @@ class FlatTree:
     @property
     def leaf_arrays(self):
         return (self.leaf_ptr, self.leaf_classes, *self.leaf_w.arrays, self.leaf_b,
-                int(np.diff(self.leaf_ptr).max()))
+                self.max_leaf_size)
+
+    @cached_property
+    def max_leaf_size(self) -> int:
+        """Most classes under one leaf, computed once (not per predict call: np.diff over
+        every leaf added ~3 us to each single-example prediction)."""
+        return int(np.diff(self.leaf_ptr).max())
 
     def depths(self) -> np.ndarray:
         """Depth of every node (root 0)."""
