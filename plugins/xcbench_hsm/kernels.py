@@ -29,15 +29,18 @@ def _sgd_row(table, vel, bias, vel_b, r, n_features, mask, Xd, indptr, indices, 
         bias[r] += vel_b[r]
     else:
         bias[r] -= lr * g
-    if dense and mask < 0:
+    if dense and mask < 0 and momentum == 0.0:
+        # unsigned indices and no branch in the loop: numba vectorises it
+        base = np.uint64(r * n_features)
+        x = Xd[i]
+        for f in range(np.uint64(n_features)):
+            table[base + f] -= lr * (g * x[f] + l2 * table[base + f])
+    elif dense and mask < 0:
         base = r * n_features
         for f in range(n_features):
             s = base + f
-            step = -lr * (g * Xd[i, f] + l2 * table[s])
-            if momentum > 0.0:
-                vel[s] = momentum * vel[s] + step
-                step = vel[s]
-            table[s] += step
+            vel[s] = momentum * vel[s] - lr * (g * Xd[i, f] + l2 * table[s])
+            table[s] += vel[s]
     elif dense:
         for f in range(n_features):
             x = Xd[i, f]
