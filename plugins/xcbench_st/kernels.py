@@ -16,7 +16,7 @@ from xcbench.kernels import log_softmax_inplace
 from xcbench.tree.csr_weights import row_dot
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def row_score(w_ptr, w_idx, w_val, b, r, Xd, indptr, indices, data, i, dense):
     """w_r . x_i + b_r for CSR weight rows."""
     return b[r] + row_dot(w_ptr, w_idx, w_val, r, Xd, indptr, indices, data, i, dense)

@@ -98,7 +98,7 @@ class CSRWeights:
         return self.indptr, self.indices, self.data
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def dot_dense(w_ptr, w_idx, w_val, r, Xd, i):
     """w_r . x_i for a dense input row."""
     s = 0.0
@@ -143,7 +143,7 @@ def dot_merge(w_ptr, w_idx, w_val, r, indptr, indices, data, i):
     return s
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def row_dot(w_ptr, w_idx, w_val, r, Xd, indptr, indices, data, i, dense):
     """w_r . x_i for a dense or CSR input row (kernel_input layout)."""
     if dense:
