@@ -60,11 +60,16 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "label_embedding_tree:lr=0.02": ({"lr": 0.02}, {}),
 }
 args = sys.argv[1:]
+if {"-h", "--help"} & set(args):
+    sys.exit(__doc__ + "\nmodels: " + ", ".join(SETTINGS))
 cache = Path(args.pop(args.index("--cache") + 1)) if "--cache" in args else None
 if cache is not None:
     args.remove("--cache")
     cache.mkdir(parents=True, exist_ok=True)
 methods = args or ["lomtree", "hsm"]
+unknown = [m for m in methods if m.partition("@")[0] not in SETTINGS]
+if unknown:
+    sys.exit(f"unknown model(s) {unknown}; choose from: {', '.join(SETTINGS)}")
 data = {name: load_dataset(name) for name in ("synthetic-sparse-1k", "synthetic-sparse-100k")}
 models = {}
 for method in methods:
