@@ -25,7 +25,6 @@ def kernel_input(X):
     return np.ascontiguousarray(X, dtype=np.float64), _EMPTY_I, _EMPTY_I, _EMPTY_F, True
 
 
-
 @numba.njit(cache=True, nogil=True)
 def max_abs(values):
     """Largest |v| of a 1-d array, inf when it holds a NaN: one finiteness test then catches
@@ -39,6 +38,7 @@ def max_abs(values):
         if a > top:
             top = a
     return top
+
 
 # reassociation lets LLVM vectorise the dot product's sum (SIMD); nothing else is relaxed
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
