@@ -328,3 +328,61 @@ def test_fasttext_estimate_memory_covers_the_fitted_matrices():
         est = m.estimate_memory(X.shape[0], X.shape[1], X.size, 12)
         assert 4 * 10 * fitted + text <= est, (ngrams, fitted, est, text)
         assert est <= 4 * 10 * (X.size + buckets + 12) + 3 * text, (ngrams, est)
+
+
+# --- memory estimates of napkinXC and Omikuji (they returned None: never refused) -------
+
+_PEAK_SCRIPT = """
+import importlib, json, sys
+import numpy as np, scipy.sparse as sp
+import xcbench
+from xcbench.memory import peak_rss, reset_peak_rss, rss
+name = sys.argv[1]
+rng = np.random.default_rng(0)
+y = rng.integers(0, 100, 5000)
+X = sp.random(5000, 2000, density=0.01, format="csr", random_state=1)
+X = sp.csr_matrix(X + sp.csr_matrix((np.full(5000, 3.0), (np.arange(5000), y)), (5000, 2000)))
+m = xcbench.make_method(name)
+importlib.import_module("napkinxc.models" if name.startswith("nxc") else "omikuji")
+base = rss()
+if not reset_peak_rss():
+    sys.exit(3)
+m.fit(X, y, n_classes=100)
+m.predict_topk(X[:200], 5)
+print(json.dumps({"peak": peak_rss() - base, "estimate": m.estimate_memory(5000, 2000, X.nnz, 100),
+                  "model": m.stats()["bytes"]}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, library", [("nxc-hsm", "napkinxc"), ("nxc-plt", "napkinxc"),
+                                           ("omikuji-parabel", "omikuji")])
+def test_estimate_memory_covers_a_measured_fit(name, library):
+    """The estimate must cover what a fit (and a first predict) really took: the peak
+    resident memory measured in a fresh process, and the saved model."""
+    pytest.importorskip(library)
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, name], capture_output=True,
+                         text=True, timeout=300)
+    if run.returncode == 3:
+        pytest.skip("cannot reset the peak resident memory here (/proc/self/clear_refs)")
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.splitlines()[-1])
+    assert got["estimate"] >= got["peak"] and got["estimate"] >= got["model"], got
+
+
+@pytest.mark.parametrize("name", ["nxc-hsm", "omikuji-bonsai"])
+def test_memory_guard_refuses_napkinxc_and_omikuji_up_front(tmp_path, name):
+    """With an estimate the runner can refuse them before fitting (library not needed)."""
+    import json
+
+    from xcbench.cli import main
+
+    out = tmp_path / "out"
+    main(["run", "--methods", name, "--dataset", "synthetic-small", "--memory-limit", "64M",
+          "--out", str(out), "--quiet", "--no-report", "--in-process"])
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert record["status"] == "refused" and "would need" in record["error"]
