@@ -15,7 +15,7 @@ def test_parse_size_units():
 
 def test_default_limit_is_a_share_of_available_ram(monkeypatch):
     """The README's rule: 70% of the available RAM; no limit where it is unknown."""
-    import xcbench.memory as memory
+    import xcbench.run.memory as memory
 
     for available in (10 * 2 ** 30, 3 * 10 ** 9 + 7):
         monkeypatch.setattr(memory, "available_memory", lambda: available)
@@ -27,7 +27,7 @@ def test_default_limit_is_a_share_of_available_ram(monkeypatch):
 def test_available_memory_is_memavailable_of_proc_meminfo():
     from pathlib import Path
 
-    from xcbench.memory import available_memory
+    from xcbench.run.memory import available_memory
 
     meminfo = Path("/proc/meminfo")
     if not meminfo.exists():

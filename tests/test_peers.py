@@ -217,7 +217,7 @@ def test_vw_recall_tree_with_one_class_predicts_it():
     import numpy as np
 
     import xcbench
-    from xcbench.validate import check_topk_output
+    from xcbench.contract.validate import check_topk_output
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 5))
@@ -336,7 +336,7 @@ _PEAK_SCRIPT = """
 import importlib, json, sys
 import numpy as np, scipy.sparse as sp
 import xcbench
-from xcbench.memory import peak_rss, reset_peak_rss, rss
+from xcbench.run.memory import peak_rss, reset_peak_rss, rss
 name = sys.argv[1]
 rng = np.random.default_rng(0)
 y = rng.integers(0, 100, 5000)
