@@ -55,6 +55,10 @@ def cmd_run(args) -> int:
                            scheduler=args.scheduler, workers=args.workers)
     records = outcome.records
     failed = outcome.failed()
+    if outcome.taken:
+        print(f"{len(outcome.taken)} cell(s) skipped: another run into {args.out} is measuring "
+              f"them (e.g. {outcome.taken[0]}); rerun with --resume once it is done to report "
+              "them all")
     print(run_summary(records, outcome.reused))
     print(f"{len(records)} run(s) recorded in {args.out}/results.jsonl"
           + (f", {len(outcome.reused)} kept from before" if outcome.reused else "")

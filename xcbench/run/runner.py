@@ -5,6 +5,8 @@ cell in a forked child with a timeout and a memory cap (see ``isolation``); this
 appends the records of a finished cell in one write (status ``ok``, ``timeout``,
 ``error`` or ``refused``), with the raw outputs beside them. An interrupted runner writes no
 record for the cell it was running, so ``resume=True`` re-runs exactly the missing ones.
+Runs with ``resume=True`` into one folder at the same time share the cells out: each cell is
+claimed (``store.claims``) before it runs, so it is measured once.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from ..contract.plugins import get_method_spec
 from ..data import get_dataset_spec
+from ..store.claims import CellClaims
 from ..store.results import (RESULTS_FILE, ResultStore, build_record, encode_record,
                              run_key)
 from ..version import __version__
@@ -45,6 +48,12 @@ def check_out_dir(out) -> Path:
         raise ValueError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
     if not os.access(out, os.W_OK):
         raise ValueError(f"--out {out}: the folder is not writable")
+    results = out / RESULTS_FILE
+    if results.exists() and not results.is_file():
+        raise ValueError(f"--out {out}: {results} is not a file (a folder?); the records are "
+                         "appended to that file: move it away or choose another --out")
+    if results.exists() and not os.access(results, os.W_OK):
+        raise ValueError(f"--out {out}: {results} is not writable")
     return out
 
 
@@ -72,6 +81,11 @@ class PlanOutcome:
 
     records: list
     reused: list
+    #: cells skipped because another run held their claim (``resume``), as "method on dataset"
+    taken: list = None
+
+    def __post_init__(self):
+        self.taken = [] if self.taken is None else self.taken
 
     def failed(self) -> list:
         """The records of this plan (new or reused) whose status is not ``ok``."""
@@ -113,6 +127,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     runner = make_executor(executor, scheduler, workers)
     store = ResultStore(out)
     stored = {r["key"]: r for r in store.records()} if resume else {}
+    claims = CellClaims(store) if resume else None
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
         memory_limit = runner.default_memory_limit(options)
@@ -126,6 +141,10 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                 bar.status("data", "")
                 for cell in [c for c in cells if c.dataset == name]:
                     keys = _cell_keys(cell, dataset.checksum, options)
+                    if claims is not None and _claim(store, claims, keys, stored) == "taken":
+                        outcome.taken.append(f"{cell.method} on {cell.dataset} seed {cell.seed}")
+                        bar.skipped()
+                        continue
                     outcome.reused += [stored[k] for k in keys if k in stored]
                     if all(key in stored for key in keys):
                         bar.skipped()
@@ -142,12 +161,25 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                     new = _outcome_records(store, job, result, facts, dataset_specs, stored,
                                            command)
                     store.append_many(new)
+                    if claims is not None:
+                        claims.release(_cell_keys(job.cell, job.checksum, options)[0])
                     outcome.records += new
                     bar.finished(job.label, job.cell.method, result.wall_seconds,
                                  [one_line(r) for r in new])
         finally:
             bar.close()
+            if claims is not None:
+                claims.release_all()
     return outcome
+
+
+def _claim(store, claims, keys, stored) -> str:
+    """Claim a cell (named by its first key) under the store lock, after reading the records
+    other runs stored meanwhile into ``stored``: ``"claimed"``, ``"stored"`` or ``"taken"``."""
+    with store.lock():
+        if not all(k in stored for k in keys):
+            stored.update((r["key"], r) for r in store.records() if r["key"] in keys)
+        return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
 
 
 def _cell_keys(cell: Cell, checksum: str, options: RunOptions) -> list[str]:
