@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from xcbench.provenance import code_state, git_state, key_code, short_commit, why_stale
+from xcbench.store.provenance import code_state, git_state, key_code, short_commit, why_stale
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from xcbench.suites import NAMED_SUITES, load_suite, parse_suite, suite_cells
-from xcbench.suites.spec import SuiteError, plan_vs_records
+from xcbench.run.suites import NAMED_SUITES, load_suite, parse_suite, suite_cells
+from xcbench.run.suites.spec import SuiteError, plan_vs_records
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
@@ -137,7 +137,7 @@ def test_every_report_has_a_suite():
 
 @pytest.mark.parametrize("path", REPORT_SUITES, ids=lambda p: p.parent.name)
 def test_report_suite_plans_exactly_the_reports_records(path):
-    from xcbench.results import ResultStore
+    from xcbench.store.results import ResultStore
 
     suite = load_suite(path)
     assert suite.expected_wall

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from ..compare_stats import top1_correct
+from ..store.compare_stats import top1_correct
 from ..stats import mcnemar_exact
 from .machines import machine_labeller
 

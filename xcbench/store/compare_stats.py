@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import (Interval, McNemar, bootstrap_median_ratio, mcnemar_exact,
+from ..stats import (Interval, McNemar, bootstrap_median_ratio, mcnemar_exact,
                     paired_bootstrap_error_difference)
 
 #: run options whose difference changes what is measured (compare refuses) and the others

@@ -36,7 +36,7 @@ class SuiteRun:
 
     def run_options(self, **overrides):
         """The RunOptions of this run (``overrides`` e.g. ``isolate=False`` win)."""
-        from ..runner import RunOptions
+        from ..options import RunOptions
 
         return RunOptions(**{**self.options, **overrides})
 
@@ -72,7 +72,7 @@ class Suite:
         """The suite cut to the methods and datasets among ``names`` (a comma-separated
         string or a list): named methods keep only those methods, named datasets only those
         datasets. ValueError for a name the suite does not use."""
-        from ..suggest import did_you_mean
+        from ...suggest import did_you_mean
 
         if isinstance(names, str):
             names = [n.strip() for n in names.split(",") if n.strip()]
@@ -110,7 +110,7 @@ def load_suite(path_or_name) -> Suite:
     if not path.exists() and str(path_or_name) in NAMED_SUITES:
         path = named_suite_path(str(path_or_name))
     if not path.exists():
-        from ..suggest import did_you_mean
+        from ...suggest import did_you_mean
 
         raise SuiteError(f"--suite {path_or_name}: no such file, and not a named suite"
                          f"{did_you_mean(str(path_or_name), NAMED_SUITES)} (named suites: "
@@ -170,7 +170,7 @@ def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
             raise SuiteError(f"{label}: {section} must be a table of methods")
         for method, grid in table.items():
             if method not in methods:
-                from ..suggest import did_you_mean
+                from ...suggest import did_you_mean
 
                 raise SuiteError(f"{label}: {section}.{method} names a method not in this "
                                  f"run's methods{did_you_mean(method, methods)} ({', '.join(methods)})")
@@ -188,7 +188,7 @@ def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
 
 
 def _check_keys(table, allowed, where) -> None:
-    from ..suggest import did_you_mean
+    from ...suggest import did_you_mean
 
     if not isinstance(table, dict):
         raise SuiteError(f"{where}: expected a table")
@@ -260,7 +260,7 @@ def _options(table, where) -> dict:
     """Run option values checked as ``RunOptions`` checks them; ``memory_limit`` may be a
     size such as ``"4G"``."""
     from ..memory import parse_size
-    from ..runner import RunOptions
+    from ..options import RunOptions
 
     _check_keys(table, tuple(RUN_OPTIONS), where)
     options = dict(table)
@@ -281,8 +281,8 @@ def suite_cells(suite: Suite) -> list[tuple]:
     parameter names and values (``validate_cells``), names under ``query`` that are not
     query parameters, and a measurement planned twice under the same measuring options."""
     from ..plan import validate_cells
-    from ..plugins import get_method_spec
-    from ..results import KEYED_OPTIONS
+    from ...contract.plugins import get_method_spec
+    from ...store.results import KEYED_OPTIONS
 
     planned, seen = [], {}
     for run in suite.runs:
@@ -320,7 +320,7 @@ def measurement_identity(method, params, dataset, seed, keyed_options) -> tuple:
     import json
 
     from ..plan import canonical_params
-    from ..results import KEYED_OPTIONS
+    from ...store.results import KEYED_OPTIONS
 
     return (method, json.dumps(canonical_params(params or {}), sort_keys=True, default=str),
             dataset, int(seed),
@@ -334,7 +334,7 @@ UNSTATED = "(not recorded)"
 def record_identity(record: dict) -> tuple:
     """``measurement_identity`` of a stored record (its params already hold the query
     params); records older than ``run_options`` give None for each option."""
-    from ..results import KEYED_OPTIONS
+    from ...store.results import KEYED_OPTIONS
 
     stated = record.get("run_options") or {}
     options = {k: stated.get(k, UNSTATED) for k in KEYED_OPTIONS}

@@ -90,7 +90,7 @@ def _cached_git_state() -> tuple:
 def code_state(fresh: bool = False) -> dict:
     """The record's ``code`` section for this process: xcbench version, git state and
     plugin distributions. Computed once per process unless ``fresh``."""
-    from . import __version__
+    from ..version import __version__
 
     if fresh:
         _cached_git_state.cache_clear()
