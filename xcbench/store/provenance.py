@@ -144,3 +144,4 @@ def why_stale(record: dict, code: dict, plugin: str | None = None) -> str:
         return (f"made with {dist[0]} {(old.get('plugins') or {}).get(dist[0])} "
                 f"(now {dist[1]})")
     return "made by other code"
+

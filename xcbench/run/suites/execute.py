@@ -19,6 +19,7 @@ def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=pr
     out = out or suite.out or "xcbench-results"
     total = PlanOutcome([], [])
     started = time.monotonic()
+    notes = []
     for i, run in enumerate(suite.runs, 1):
         if progress:
             say(f"suite {suite.name}: run {i} of {len(suite.runs)}: {run.label.split(': ')[-1]}")
@@ -28,5 +29,8 @@ def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=pr
                                progress=progress, command=command, **plan_kwargs)
         total.records += outcome.records
         total.reused += outcome.reused
+        if outcome.resume_note:
+            notes.append(f"run {i}: {outcome.resume_note}")
+    total.resume_note = "\n".join(notes) or None
     total.wall_seconds = time.monotonic() - started
     return total

@@ -1,9 +1,11 @@
-"""Read, check and plan a suite file (the format is described in ``xcbench.suites``)."""
+"""Read, check and plan a suite file (the format is described in ``xcbench.run.suites``)."""
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from ...store.identity import UNSTATED, measurement_identity, record_identity
 
 #: the suites shipped with xcbench, by name (files beside this module)
 NAMED_SUITES = ("quick", "standard", "scaling")
@@ -312,34 +314,6 @@ def suite_cells(suite: Suite) -> list[tuple]:
                 seen[ident] = run.label
             planned.append((run, cell))
     return planned
-
-
-def measurement_identity(method, params, dataset, seed, keyed_options) -> tuple:
-    """What one record measures, independent of the code that measured it: method, canonical
-    params (build + query), dataset, seed and the measuring options (``KEYED_OPTIONS``)."""
-    import json
-
-    from ..plan import canonical_params
-    from ...store.results import KEYED_OPTIONS
-
-    return (method, json.dumps(canonical_params(params or {}), sort_keys=True, default=str),
-            dataset, int(seed),
-            tuple((k, (keyed_options or {}).get(k)) for k in KEYED_OPTIONS))
-
-
-#: an option an old record does not state (it matches any planned value)
-UNSTATED = "(not recorded)"
-
-
-def record_identity(record: dict) -> tuple:
-    """``measurement_identity`` of a stored record (its params already hold the query
-    params); records older than ``run_options`` give None for each option."""
-    from ...store.results import KEYED_OPTIONS
-
-    stated = record.get("run_options") or {}
-    options = {k: stated.get(k, UNSTATED) for k in KEYED_OPTIONS}
-    return measurement_identity(record["method"], record.get("params"), record["dataset"],
-                                record["seed"], options)
 
 
 def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:

@@ -1,0 +1,40 @@
+"""What a record measures, independent of the code that measured it: the identity
+``--resume``, suites and reports match records by, and the run options that are part of it."""
+from __future__ import annotations
+
+import json
+
+from ..contract.method_params import canonical_params
+
+#: run options that change what is measured, so they are part of a record's key
+KEYED_OPTIONS = ("threads", "fit_threads", "latency_calls", "topk")
+
+#: an option an old record does not state (it matches any planned value)
+UNSTATED = "(not recorded)"
+
+
+def measurement_identity(method, params, dataset, seed, keyed_options) -> tuple:
+    """What one record measures, independent of the code that measured it: method, canonical
+    params (build + query), dataset, seed and the measuring options (``KEYED_OPTIONS``)."""
+    return (method, json.dumps(canonical_params(params or {}), sort_keys=True, default=str),
+            dataset, int(seed),
+            tuple((k, (keyed_options or {}).get(k)) for k in KEYED_OPTIONS))
+
+
+def record_identity(record: dict) -> tuple:
+    """``measurement_identity`` of a stored record (its params already hold the query
+    params); an option the record does not state is ``UNSTATED``."""
+    stated = record.get("run_options") or {}
+    options = {k: stated.get(k, UNSTATED) for k in KEYED_OPTIONS}
+    return measurement_identity(record["method"], record.get("params"), record["dataset"],
+                                record["seed"], options)
+
+
+def newest_per_measurement(records: list[dict]) -> list[dict]:
+    """The newest record (file order) of each measurement: a record made again by newer
+    code (another key) supersedes the older one, as a re-run of the same key does."""
+    newest = {}
+    for record in records:
+        newest.pop(record_identity(record), None)  # keep file order of the survivors
+        newest[record_identity(record)] = record
+    return list(newest.values())
