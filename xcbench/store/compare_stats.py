@@ -120,3 +120,75 @@ def side_differences(pairs: list[tuple[dict, dict]]) -> tuple[list[str], list[st
 
 def _text(value) -> str:
     return "unset" if value is None else str(value)
+
+
+def cell_statistics(cells, store_a, store_b) -> dict:
+    """{index in ``cells``: PairStatistics} for each cell (a ``compare.CellComparison``)
+    measured ok on both sides."""
+    return {i: pair_statistics(store_a, [c.a], store_b, [c.b]) for i, c in enumerate(cells)
+            if c.side == "both" and c.a.get("status") == "ok" and c.b.get("status") == "ok"}
+
+
+def verdict(stats: PairStatistics) -> str:
+    """``B better`` / ``B worse`` (McNemar p < 0.05), ``not significant``, or ``n/a``
+    (no raw outputs on a side, or other test rows)."""
+    if stats.mcnemar is None:
+        return "n/a"
+    if not stats.mcnemar.significant:
+        return "not significant"
+    return "B better" if stats.error_difference.estimate < 0 else "B worse"
+
+
+def _interval(interval: Interval | None, scale: float, digits: str) -> str:
+    if interval is None:
+        return "–"
+    return (f"{interval.estimate * scale:{digits}} ({interval.low * scale:{digits}} to "
+            f"{interval.high * scale:{digits}})")
+
+
+def statistics_markdown(cells, stats: dict) -> list[str]:
+    """The markdown section of paired tests: per cell the top-1 error difference B - A in
+    points with its 95% interval, McNemar's p, the verdict and the p50 ratio interval."""
+    from .compare import _params_label
+
+    lines = ["", "## Is each difference larger than noise? (paired, same test rows)", "",
+             "Top-1 error: McNemar's exact test on the test rows one side got right and the "
+             "other wrong (raw outputs in each folder's `raw/`), and a paired bootstrap 95% "
+             "interval of error B - A in percentage points. p50 latency: bootstrap 95% "
+             "interval of the ratio of medians B/A over the timed calls; it covers "
+             "call-to-call noise within each run, not drift between runs (other jobs on the "
+             "machine), so read it with the machines above in mind.", "",
+             "| method | params | dataset | seed | error B - A (points, 95% CI) | "
+             "McNemar p | top-1 error | p50 B/A (95% CI) |", "|---|---|---|---|---|---|---|---|"]
+    for i, stat in stats.items():
+        c = cells[i]
+        p = "–" if stat.mcnemar is None else f"{stat.mcnemar.pvalue:.3g}"
+        lines.append(f"| {c.method} | {_params_label(c.params)} | {c.dataset} | {c.seed} | "
+                     f"{_interval(stat.error_difference, 100, '+.2f')} | {p} | "
+                     f"{verdict(stat)} | {_interval(stat.p50_ratio, 1, '.3g')} |")
+    if not stats:
+        lines.append("| (no cell measured ok on both sides) | | | | | | | |")
+    tested = [s for s in stats.values() if s.mcnemar is not None]
+    significant = [cells[i] for i, s in stats.items() if s.error_significant]
+    lines += ["", f"{len(significant)} of {len(tested)} tested cell(s) differ significantly "
+              "in top-1 error (p < 0.05, each test on its own: with many cells, expect about "
+              "1 in 20 by chance)" + (": " + "; ".join(
+                  f"{c.method} {_params_label(c.params)} on {c.dataset} seed {c.seed}"
+                  for c in significant) if significant else "") + "."]
+    return lines
+
+
+def statistics_columns(stat: PairStatistics | None) -> dict:
+    """The CSV columns of one cell's statistics (empty when not computed)."""
+    diff = stat.error_difference if stat else None
+    ratio = stat.p50_ratio if stat else None
+    return {"top1_error_diff": diff.estimate if diff else None,
+            "top1_error_diff_low": diff.low if diff else None,
+            "top1_error_diff_high": diff.high if diff else None,
+            "mcnemar_p": stat.mcnemar.pvalue if stat and stat.mcnemar else None,
+            "top1_error_verdict": verdict(stat) if stat else None,
+            "latency_p50_ratio_low": ratio.low if ratio else None,
+            "latency_p50_ratio_high": ratio.high if ratio else None}
+
+
+STATISTICS_COLUMNS = list(statistics_columns(None))

@@ -31,10 +31,13 @@ def record_identity(record: dict) -> tuple:
 
 
 def newest_per_measurement(records: list[dict]) -> list[dict]:
-    """The newest record (file order) of each measurement: a record made again by newer
-    code (another key) supersedes the older one, as a re-run of the same key does."""
-    newest = {}
-    for record in records:
-        newest.pop(record_identity(record), None)  # keep file order of the survivors
-        newest[record_identity(record)] = record
-    return list(newest.values())
+    """The newest record of each measurement (latest ``started_at``; on a tie, the later
+    in file order), in file order: a record made again, by the same code or by newer code
+    (another key), supersedes the older one."""
+    newest: dict = {}
+    for index, record in enumerate(records):
+        ident = record_identity(record)
+        rank = (record.get("started_at") or "", index)
+        if ident not in newest or rank >= newest[ident][0]:
+            newest[ident] = (rank, index, record)
+    return [record for _, _, record in sorted(newest.values(), key=lambda v: v[1])]

@@ -109,9 +109,9 @@ def load_suite(path_or_name) -> Suite:
     """The suite in file ``path_or_name``, or the named suite of that name (``quick``,
     ``standard``, ``scaling``). SuiteError (a ValueError) names what is wrong."""
     path = Path(path_or_name)
-    if not path.exists() and str(path_or_name) in NAMED_SUITES:
+    if not path.is_file() and str(path_or_name) in NAMED_SUITES:
         path = named_suite_path(str(path_or_name))
-    if not path.exists():
+    if not path.is_file():
         from ...suggest import did_you_mean
 
         raise SuiteError(f"--suite {path_or_name}: no such file, and not a named suite"
