@@ -15,6 +15,12 @@ from .machines import machine_labeller
 BEST, UNKNOWN = "best", "n/a"
 
 
+def row_key(row: dict) -> tuple:
+    """The identity of a ``group_rows`` row, as :func:`vs_best` keys its texts."""
+    return (row["dataset"], row["method"], json.dumps(row["params"], sort_keys=True),
+            row["machine"])
+
+
 def row_identity(record: dict, label) -> tuple:
     """The table row of a record, as ``group_rows`` groups them."""
     return (record["dataset"], record["method"], json.dumps(record["params"], sort_keys=True),
@@ -41,8 +47,7 @@ def vs_best(rows: list[dict], records: list[dict], store) -> dict[tuple, str]:
     out = {}
     for dataset in dict.fromkeys(row["dataset"] for row in rows):
         ds_rows = [row for row in rows if row["dataset"] == dataset]
-        ident = [(row["dataset"], row["method"], json.dumps(row["params"], sort_keys=True),
-                  row["machine"]) for row in ds_rows]
+        ident = [row_key(row) for row in ds_rows]
         errors = [row["values"]["top1_error"][0] for row in ds_rows]
         finite = [i for i, e in enumerate(errors) if e == e]
         if not finite:

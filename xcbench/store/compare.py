@@ -256,7 +256,7 @@ def compare_outputs(out_a, out_b, fmt: str = "markdown", force: bool = False,
         return comparison_csv(cells, stats)
     text = comparison_markdown(cells, side_label(out_a, records_a),
                                side_label(out_b, records_b), notes)
-    return text + "\n".join(statistics_markdown(cells, stats)) + "\n"
+    return text + "\n".join(statistics_markdown(cells, stats, _params_label)) + "\n"
 
 
 def cmd_compare(args) -> int:

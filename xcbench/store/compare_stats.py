@@ -146,11 +146,10 @@ def _interval(interval: Interval | None, scale: float, digits: str) -> str:
             f"{interval.high * scale:{digits}})")
 
 
-def statistics_markdown(cells, stats: dict) -> list[str]:
+def statistics_markdown(cells, stats: dict, params_label=str) -> list[str]:
     """The markdown section of paired tests: per cell the top-1 error difference B - A in
-    points with its 95% interval, McNemar's p, the verdict and the p50 ratio interval."""
-    from .compare import _params_label
-
+    points with its 95% interval, McNemar's p, the verdict and the p50 ratio interval
+    (``params_label`` writes a cell's params)."""
     lines = ["", "## Is each difference larger than noise? (paired, same test rows)", "",
              "Top-1 error: McNemar's exact test on the test rows one side got right and the "
              "other wrong (raw outputs in each folder's `raw/`), and a paired bootstrap 95% "
@@ -163,7 +162,7 @@ def statistics_markdown(cells, stats: dict) -> list[str]:
     for i, stat in stats.items():
         c = cells[i]
         p = "–" if stat.mcnemar is None else f"{stat.mcnemar.pvalue:.3g}"
-        lines.append(f"| {c.method} | {_params_label(c.params)} | {c.dataset} | {c.seed} | "
+        lines.append(f"| {c.method} | {params_label(c.params)} | {c.dataset} | {c.seed} | "
                      f"{_interval(stat.error_difference, 100, '+.2f')} | {p} | "
                      f"{verdict(stat)} | {_interval(stat.p50_ratio, 1, '.3g')} |")
     if not stats:
@@ -173,7 +172,7 @@ def statistics_markdown(cells, stats: dict) -> list[str]:
     lines += ["", f"{len(significant)} of {len(tested)} tested cell(s) differ significantly "
               "in top-1 error (p < 0.05, each test on its own: with many cells, expect about "
               "1 in 20 by chance)" + (": " + "; ".join(
-                  f"{c.method} {_params_label(c.params)} on {c.dataset} seed {c.seed}"
+                  f"{c.method} {params_label(c.params)} on {c.dataset} seed {c.seed}"
                   for c in significant) if significant else "") + "."]
     return lines
 
