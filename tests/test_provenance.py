@@ -1,6 +1,7 @@
 """The code state a record keeps (commit, uncommitted changes, plugin versions)."""
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +53,15 @@ def test_an_untracked_module_counts_but_results_do_not(checkout):
 
 def test_outside_a_checkout(tmp_path):
     assert git_state(tmp_path) == {"commit": None, "dirty": None, "changes": None}
+
+
+def test_code_state_of_this_checkout():
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("xcbench is not imported from a git checkout here")
+    state = code_state(fresh=True)
+    assert state["commit"] == git_state(root)["commit"] and len(state["commit"]) == 40
+    assert state["dirty"] in (True, False)
 
 
 def test_code_state_names_plugin_distributions():

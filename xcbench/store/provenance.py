@@ -30,7 +30,7 @@ def _git(root: Path, *args: str) -> str | None:
 
 def _checkout_root() -> Path | None:
     """The git checkout xcbench is imported from (None for an installed copy)."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # xcbench/, this file is in xcbench/store
     top = _git(package, "rev-parse", "--show-toplevel")
     if not top:
         return None
