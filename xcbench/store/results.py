@@ -71,9 +71,20 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
         "seed": seed, "status": status, "error": error, "started_at": started_at,
         "wall_seconds": wall_seconds, "dataset_stats": dataset.stats,
         "environment": environment, "command": command, "run_options": options,
-        "code": code, "effective_params": effective_params(spec, params, query_params),
+        "code": code,
+        "effective_params": _with_resolved(effective_params(spec, params, query_params),
+                                           (sections or {}).get("resolved_params")),
         "path_cost": None, "memory": None, **(sections or {}),
     }
+
+
+def _with_resolved(effective: dict | None, resolved: dict | None) -> dict | None:
+    """``effective`` with the values the fitted method resolved for its ``"auto"``
+    parameters in place of ``"auto"`` (the record keeps both: ``params`` says what the run
+    asked for, ``resolved_params`` what the method chose)."""
+    if effective is None or not resolved:
+        return effective
+    return {**effective, **{k: _jsonable(v) for k, v in resolved.items() if k in effective}}
 
 
 def effective_params(spec, params: dict, query_params: dict) -> dict | None:
