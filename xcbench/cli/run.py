@@ -63,9 +63,11 @@ def cmd_run(args) -> int:
     return _finish(args, outcome, args.out)
 
 
-#: flags a suite sets itself (with --suite they are refused rather than silently ignored)
+#: flags a suite sets itself (with --suite they are refused rather than silently ignored);
+#: --timeout and --memory-limit may override the suite's, as they change no measurement
 _SUITE_FLAGS = {"methods": "--methods", "dataset": "--dataset", "seeds": "--seeds",
-                "param": "--param", **{k: v for k, v in _FLAGS.items()}}
+                "param": "--param", "threads": "--threads", "fit_threads": "--fit-threads",
+                "latency_calls": "--latency-calls"}
 
 
 def _run_suite(args, retry, command) -> int:
@@ -79,12 +81,19 @@ def _run_suite(args, retry, command) -> int:
     if given:
         raise ValueError(f"--suite sets the plan and its run options; {', '.join(given)} "
                          "cannot be combined with it (edit the suite file, or use --only)")
+    overrides = {"isolate": not args.in_process}
+    if args.timeout != args.defaults["timeout"]:
+        overrides["timeout"] = args.timeout
+    if args.memory_limit:
+        from ..run.memory import parse_size
+
+        overrides["memory_limit"] = parse_size(args.memory_limit)
     suite = load_suite(args.suite)
     if args.only:
         suite = suite.only(args.only)
     out = args.out if args.out != args.defaults["out"] else (suite.out or args.out)
     outcome = execute_suite(suite, out, progress=not args.quiet, command=command,
-                            option_overrides={"isolate": not args.in_process},
+                            option_overrides=overrides,
                             resume=args.resume, data_dir=args.data_dir,
                             executor=args.executor, scheduler=args.scheduler,
                             workers=args.workers, retry=retry)
