@@ -150,6 +150,18 @@ def test_cli_runs_a_suite_and_only_a_part_of_it(tmp_path, capsys):
     assert (tmp_path / "res" / "report.md").read_text().startswith("# Tiny suite")
 
 
+def test_cli_dry_run_prints_the_plan_and_runs_nothing(tmp_path, capsys):
+    from xcbench.cli import main
+
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE)
+    assert main(["run", "--suite", str(path), "--dry-run", "--out", str(tmp_path / "x")]) == 0
+    out = capsys.readouterr().out
+    assert "runs[1]: 3 cell(s), 3 measurement(s)" in out
+    assert "suite tiny: 4 cell(s), 5 measurement(s); expected wall time: under a minute" in out
+    assert not (tmp_path / "x").exists()
+
+
 def test_cli_refuses_plan_flags_with_a_suite(tmp_path, capsys):
     from xcbench.cli import main
 

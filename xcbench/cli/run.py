@@ -46,8 +46,8 @@ def cmd_run(args) -> int:
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     if args.suite:
         return _run_suite(args, retry, command)
-    if args.only:
-        raise ValueError("--only picks methods or datasets of a suite: use it with --suite")
+    if args.only or args.dry_run:
+        raise ValueError("--only and --dry-run work on a suite: use them with --suite")
     methods, datasets = split(args.methods), split(args.dataset)
     try:
         seeds = [int(s) for s in split(args.seeds)]
@@ -92,6 +92,8 @@ def _run_suite(args, retry, command) -> int:
     if args.only:
         suite = suite.only(args.only)
     out = args.out if args.out != args.defaults["out"] else (suite.out or args.out)
+    if args.dry_run:
+        return _print_plan(suite, out)
     outcome = execute_suite(suite, out, progress=not args.quiet, command=command,
                             option_overrides=overrides,
                             resume=args.resume, data_dir=args.data_dir,
@@ -101,6 +103,29 @@ def _run_suite(args, retry, command) -> int:
           f"{outcome.wall_seconds / 60:.1f} min (expected: {suite.expected_wall or 'not stated'})")
     return _finish(args, outcome, out, title=suite.report.get("title"),
                    columns=suite.report.get("columns"))
+
+
+def _print_plan(suite, out) -> int:
+    """``--dry-run``: each run's cells and measurements, and how the plan matches the
+    records already in ``out`` (any code)."""
+    from pathlib import Path
+
+    from ..run.suites.spec import plan_vs_records, suite_cells
+    from ..store.results import ResultStore
+
+    planned = suite_cells(suite)
+    for run in suite.runs:
+        cells = [c for r, c in planned if r is run]
+        print(f"{run.label}: {len(cells)} cell(s), "
+              f"{sum(len(c.run_params()) for c in cells)} measurement(s)")
+    total = sum(len(c.run_params()) for _, c in planned)
+    print(f"suite {suite.name}: {len(planned)} cell(s), {total} measurement(s); expected "
+          f"wall time: {suite.expected_wall or 'not stated'}")
+    if (Path(out) / "results.jsonl").exists():
+        missing, extra = plan_vs_records(suite, ResultStore(out).latest())
+        print(f"{out}: {total - len(missing)} of the {total} planned measurement(s) have a "
+              f"record (any code); {len(extra)} record(s) there are not in the suite")
+    return EXIT_OK
 
 
 def _finish(args, outcome, out, title=None, columns=None) -> int:
@@ -159,6 +184,9 @@ def add_parser(sub) -> None:
                           "scaling")
     run.add_argument("--only", default=None, metavar="METHOD|DATASET[,...]",
                      help="with --suite: only the cells of these methods and/or datasets")
+    run.add_argument("--dry-run", action="store_true",
+                     help="with --suite: check the suite, print its runs' cells and how many "
+                          "already have a record in OUT; run nothing")
     run.add_argument("--resume", action="store_true",
                      help="skip cells that already have a record made by this code in OUT "
                           "(re-run only missing ones, and those made by other code)")
