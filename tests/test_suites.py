@@ -68,10 +68,12 @@ def test_only_keeps_the_named_methods_and_datasets():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("[[runs]]\nmethod = ['ova']\ndatasets = ['letter']", r"unknown key\(s\) 'method' \(did you mean 'methods'"),
+    ("[[runs]]\nmethod = ['ova']\ndatasets = ['letter']",
+     r"unknown key\(s\) 'method' \(did you mean 'methods'"),
     ("datasets = ['letter']", r"at least one \[\[runs\]\]"),
     ("[[runs]]\nmethods = ['ova']", "no datasets"),
-    ("datasets = ['x']\nseeds = ['0']\n[[runs]]\nmethods = ['ova']", "seeds: expected a list of integers"),
+    ("datasets = ['x']\nseeds = ['0']\n[[runs]]\nmethods = ['ova']",
+     "seeds: expected a list of integers"),
     ("datasets = ['x']\noptions = { timeout = -1 }\n[[runs]]\nmethods = ['ova']",
      r"\[options\]: timeout must be"),
     ("datasets = ['x']\noptions = { threds = 2 }\n[[runs]]\nmethods = ['ova']",

@@ -175,7 +175,8 @@ def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
                 from ...suggest import did_you_mean
 
                 raise SuiteError(f"{label}: {section}.{method} names a method not in this "
-                                 f"run's methods{did_you_mean(method, methods)} ({', '.join(methods)})")
+                                 f"run's methods{did_you_mean(method, methods)} "
+                                 f"({', '.join(methods)})")
             grid = _grid(grid, f"{label}: {section}.{method}")
             clash = set(grid) & set(params.get(method, {}))
             if clash:
