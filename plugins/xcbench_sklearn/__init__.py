@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from xcbench.method import MethodSpec
+from xcbench.contract.method import MethodSpec
 
 from .adapter import SklearnClassifier, adapter_class
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
-from xcbench.method import Method, check_labels, check_X, topk_from_scores
+from xcbench.contract.method import Method, check_labels, check_X, topk_from_scores
 
 
 class SklearnClassifier(Method):

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 from ..version import __version__
+from ..contract.method_params import params_text
 from .plan import Cell
 
 
@@ -32,9 +33,9 @@ class CellJob:
 
     @property
     def label(self) -> str:
-        """``method {params} on dataset seed N`` (params shown when set)."""
+        """``method C=1, tol=0.1 on dataset seed N`` (params shown when set)."""
         c = self.cell
-        params = f" {dict(c.params)}" if c.params else ""
+        params = f" {params_text(dict(c.params))}" if c.params else ""
         return f"{c.method}{params} on {c.dataset} seed {c.seed}"
 
 
