@@ -76,3 +76,48 @@ def test_what_is_not_a_classifier_is_refused_clearly(name, message):
 def test_a_scikit_learn_class_may_be_named_alone():
     assert sklearn_spec("sklearn:SGDClassifier").factory.estimator_path == \
         "sklearn.linear_model.SGDClassifier"
+
+
+FAST = ["--dataset", "synthetic-small", "--latency-calls", "20", "--no-report", "--quiet"]
+
+
+def test_the_cli_runs_sklearn_methods_with_params(tmp_path, capsys):
+    from xcbench.cli import main
+    from xcbench.store.results import ResultStore
+
+    knn = "sklearn:sklearn.neighbors.KNeighborsClassifier"
+    sgd = "sklearn:sklearn.linear_model.SGDClassifier"
+    assert main(["run", "--methods", f"{knn},{sgd}", "--param", f"{knn}:n_neighbors=3,7",
+                 "--param", f"{sgd}:max_iter=20", "--out", str(tmp_path)] + FAST) == 0
+    records = ResultStore(tmp_path).records()
+    by = {(r["method"], r["params"].get("n_neighbors")): r for r in records}
+    assert set(by) == {(knn, 3), (knn, 7), (sgd, None)}
+    assert all(r["status"] == "ok" and r["plugin"] == "sklearn" for r in records)
+    assert by[(knn, 3)]["metrics"]["coverage"] < 1  # 3 neighbours: many classes get p = 0
+    assert "perplexity" not in by[(sgd, None)]["metrics"] or \
+        by[(sgd, None)]["metrics"]["perplexity"] is None  # hinge loss: no probabilities
+    assert by[(sgd, None)]["effective_params"]["loss"] == "hinge"
+
+
+def test_the_python_api_runs_and_makes_sklearn_methods(tmp_path):
+    import xcbench
+    from xcbench.run.options import RunOptions
+
+    name = "sklearn:sklearn.linear_model.LogisticRegression"
+    model = xcbench.make_method(name, C=0.5)
+    assert model.get_params()["C"] == 0.5
+    records = xcbench.run_plan([name], ["synthetic-small"], out=tmp_path, progress=False,
+                               options=RunOptions(latency_calls=20, throughput_repeats=1),
+                               param_overrides={name: {"C": [0.1, 10]}})
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    assert all(r["metrics"]["perplexity"] > 1 for r in records)
+
+
+def test_the_cli_refuses_a_regressor_before_running_anything(tmp_path, capsys):
+    from xcbench.cli import EXIT_USAGE, main
+
+    assert main(["run", "--methods", "sklearn:sklearn.linear_model.Ridge", "--out",
+                 str(tmp_path)] + FAST) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "sklearn:sklearn.linear_model.Ridge is a regressor, not a classifier" in err
+    assert not (tmp_path / "results.jsonl").exists()

@@ -9,8 +9,10 @@ anything else is refused with :class:`NotAClassifier`. See ``adapter`` for how i
 """
 from __future__ import annotations
 
+import functools
 import importlib
 
+from xcbench.contract.hookspecs import hookimpl
 from xcbench.contract.method import MethodSpec
 
 from .adapter import SklearnClassifier, adapter_class
@@ -95,6 +97,13 @@ def _estimator_kind(cls: type) -> str:
     return "not a scikit-learn classifier"
 
 
+@hookimpl
+def resolve_method(name):
+    """The spec of an ``sklearn:`` name (NotAClassifier when unusable), else None."""
+    return sklearn_spec(name) if is_sklearn_name(name) else None
+
+
+@functools.lru_cache(maxsize=None)
 def sklearn_spec(name: str) -> MethodSpec:
     """The MethodSpec of ``sklearn:PATH`` (NotAClassifier when PATH is not usable): flat
     family, the estimator's parameters and defaults, no default grid."""
@@ -108,4 +117,4 @@ def sklearn_spec(name: str) -> MethodSpec:
     return MethodSpec(name=name, family="flat",
                       description=f"scikit-learn's {path}" + (f": {doc[0].rstrip('.')}"
                                                                if doc else ""),
-                      factory=cls, plugin="xcbench_sklearn")
+                      factory=cls, plugin="sklearn")

@@ -11,6 +11,8 @@ from .machines import short_machine_names
 from .params import params_label, shown_params
 
 MARKERS = "osD^vP*X<>ph"
+#: characters of parameter values in a legend entry (the table shows them all)
+LEGEND_PARAMS = 60
 
 #: error-bar notes, by what an axis shows
 LATENCY_BARS = (f"latency error bars: p{LATENCY_SPREAD_PERCENTILES[0]}-"
@@ -33,7 +35,7 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 def row_label(row: dict, machine_names: dict | None = None) -> str:
     """Legend text of a row: method (params, as the report table shows them), and its
     machine's name from ``machine_names`` when given (plots that mix machines)."""
-    params = shown_params(row["params"], row.get("effective_params"))
+    params = shown_params(row["params"], row.get("effective_params"), limit=LEGEND_PARAMS)
     return with_machine(f"{row['method']} ({params})", row["machine"], machine_names)
 
 
