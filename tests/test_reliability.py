@@ -462,12 +462,12 @@ def test_a_killed_cell_is_blamed_on_memory_only_for_sigkill():
     """SIGKILL is the out-of-memory killer's signal; SIGTERM (a user's kill) is named as such."""
     import signal
 
-    from xcbench.run.isolation import _death_text
+    from xcbench.run.isolation import death_text
 
-    assert "SIGKILL, possibly out of memory (limit" in _death_text(-signal.SIGKILL, 2 ** 30)
-    term = _death_text(-signal.SIGTERM, 2 ** 30)
+    assert "SIGKILL, possibly out of memory (limit" in death_text(-signal.SIGKILL, 2 ** 30)
+    term = death_text(-signal.SIGTERM, 2 ** 30)
     assert "killed by SIGTERM (not the out-of-memory" in term and "possibly out of" not in term
-    assert _death_text(3, None) == "the run's process died (exit code 3)"
+    assert death_text(3, None) == "the run's process died (exit code 3)"
 
 
 def test_an_isolated_cell_after_an_in_process_one_survives_numba_parallel_kernels(tmp_path):
