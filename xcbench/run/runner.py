@@ -139,7 +139,8 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
         memory_limit = runner.default_memory_limit(options)
-        bar = RunProgress(len(cells), runner.parallel, enabled=progress)
+        bar = RunProgress(len(cells), runner.parallel, enabled=progress,
+                          methods=[c.method for c in cells])
 
         def jobs():
             for name in dataset_specs:
@@ -157,13 +158,12 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                     outcome.reused += previous.reuse(cell, keys, dataset.checksum,
                                                      options.keyed(), _plugin(cell))
                     if all(key in stored for key in keys):
-                        bar.skipped()
+                        bar.skipped(cell.method)
                         continue
-                    bar.planned(cell.method)
                     yield CellJob(cell, data_dir, dataset.checksum, options, memory_limit)
 
-        def on_status(job, phase, seconds):
-            bar.status(job.label, f"{phase} {seconds:.0f} s")
+        def on_status(job, phase, seconds, progress=""):
+            bar.cell_status(job.label, job.cell.method, phase, seconds, progress)
 
         try:
             with contextlib.closing(runner.run(jobs(), on_status)) as finished:
