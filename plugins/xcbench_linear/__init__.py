@@ -13,6 +13,10 @@ __version__ = "0.1.0"
 __all__ = ["OneVsAll", "Softmax"]
 
 
+#: what `xcbench tune` searches (docs/tuning.md): the L2 strength (inverse)
+C_SEARCH_SPACE = {"C": {"low": 1e-3, "high": 1e2, "log": True}}
+
+
 @xcbench.hookimpl
 def register_methods(register):
     register(MethodSpec(
