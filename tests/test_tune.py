@@ -76,7 +76,7 @@ def test_outputs_and_params_file(tiny, tmp_path):
     rows = open(result.files["trials"]).read().splitlines()
     assert rows[0].startswith("trial,state,value") and len(rows) == 3
     records = ResultStore(tmp_path / "o").records()
-    assert {r["dataset"] for r in records} == {"tiny~val0.2~seed7"}
+    assert {r["dataset"] for r in records} == {"val0.2~seed7:tiny"}
 
 
 def test_resume_continues_the_same_study(tiny, tmp_path):
@@ -161,3 +161,46 @@ def test_a_trial_interrupted_mid_run_is_finished_on_resume(tiny, tmp_path, monke
     resumed = _tune(tmp_path / "cut", trials=4)
     assert [t["params"] for t in resumed.trials] == [t["params"] for t in full.trials]
     assert [t["value"] for t in resumed.trials] == [t["value"] for t in full.trials]
+
+
+def test_tunes_your_own_files(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y, X_test, y_test = gaussian_problem(seed=3)
+    dump_svmlight_file(X, y, str(tmp_path / "train.svm"), zero_based=False)
+    dump_svmlight_file(X_test, y_test, str(tmp_path / "test.svm"), zero_based=False)
+    result = _tune(tmp_path / "o", dataset=f"file:{tmp_path}/train.svm:{tmp_path}/test.svm",
+                   trials=1)
+    assert result.trials[0]["state"] == "COMPLETE"
+
+
+def test_params_files_add_single_values_under_param_overrides(tmp_path):
+    from xcbench.tune import merge_params_files
+
+    path = tmp_path / "best-softmax.json"
+    path.write_text(json.dumps({"method": "softmax", "params": {"C": 0.5, "max_iter": 50}}))
+    merged = merge_params_files([path], {"softmax": {"max_iter": [10, 20]}})
+    assert merged == {"softmax": {"max_iter": [10, 20], "C": [0.5]}}
+    with pytest.raises(ValueError, match="already has a params file"):
+        merge_params_files([path, path], {})
+    (tmp_path / "bad.json").write_text("{\"params\": {}}")
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        read_params_file(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="cannot read"):
+        read_params_file(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("30m", 1800),
+                                           ("1.5h", 5400), ("1h30m", 5400)])
+def test_time_budgets_parse(text, seconds):
+    from xcbench.cli_tune import parse_duration
+
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "ten", "5x", "0", "1h 30m"])
+def test_bad_time_budgets_are_refused(text):
+    from xcbench.cli_tune import parse_duration
+
+    with pytest.raises(ValueError, match="time-budget"):
+        parse_duration(text)

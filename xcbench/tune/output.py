@@ -59,24 +59,20 @@ def write_trials_csv(path, trials: list) -> None:
 
 
 def study_traces(out) -> dict:
-    """{method: (objective, [(trial, value or None)])} for every study in ``out``."""
+    """{method: (settings, [(trial, value or None)])} for every study in ``out``."""
+    import optuna
     from optuna.trial import TrialState
 
-    from .study import STORAGE_FILE
-    import optuna
+    from .study import journal_storage
 
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-
-    storage = JournalStorage(JournalFileBackend(str(Path(out) / STORAGE_FILE)))
+    storage = journal_storage(out)
     traces = {}
     for summary in optuna.get_all_study_summaries(storage, include_best_trial=False):
         study = optuna.load_study(study_name=summary.study_name, storage=storage)
-        objective = study.user_attrs.get("settings", {}).get("objective", "objective")
         points = [(t.number, t.value if t.state == TrialState.COMPLETE else None)
                   for t in study.get_trials(deepcopy=False)
                   if t.state in (TrialState.COMPLETE, TrialState.FAIL)]
-        traces[summary.study_name] = (objective, points)
+        traces[summary.study_name] = (study.user_attrs.get("settings", {}), points)
     return traces
 
 
@@ -88,11 +84,14 @@ def plot_traces(out, path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from matplotlib.ticker import MaxNLocator
+
     traces = study_traces(out)
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    objectives = set()
-    for i, (method, (objective, points)) in enumerate(sorted(traces.items())):
-        objectives.add(objective)
+    objectives, datasets = set(), set()
+    for i, (method, (settings, points)) in enumerate(sorted(traces.items())):
+        objectives.add(settings.get("objective", "objective"))
+        datasets.add(settings.get("dataset", "?"))
         color = f"C{i % 10}"
         done = [(n, v) for n, v in points if v is not None]
         if done:
@@ -108,7 +107,8 @@ def plot_traces(out, path) -> Path:
                     transform=ax.get_xaxis_transform(), clip_on=False)
     ax.set_xlabel("trial")
     ax.set_ylabel(" / ".join(sorted(objectives)) + " (validation)")
-    ax.set_title("tuning trace: each trial, and the best so far")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(f"tuning on {', '.join(sorted(datasets))}: each trial, and the best so far")
     ax.grid(alpha=0.3)
     if traces:
         ax.legend(fontsize=8)

@@ -18,6 +18,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -106,6 +107,14 @@ def require_optuna():
     return optuna
 
 
+def journal_storage(out):
+    """The Optuna storage of the studies in ``out``: the journal file ``STORAGE_FILE``."""
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    return JournalStorage(JournalFileBackend(str(Path(out) / STORAGE_FILE)))
+
+
 def spec_space(spec) -> dict:
     """The search space ``spec`` declares; ValueError when it declares none."""
     space = getattr(spec, "search_space", None)
@@ -130,18 +139,12 @@ class _Loop:
         self.options, self.out, self.data_dir = options, out, data_dir
         self.command, self.progress = command, progress
 
-    def storage(self):
-        from optuna.storages import JournalStorage
-        from optuna.storages.journal import JournalFileBackend
-
-        return JournalStorage(JournalFileBackend(str(self.out / STORAGE_FILE)))
-
     def open_study(self, number: int = 0):
         """The study of this method in ``OUT`` (created on first use), its sampler seeded for
         trial ``number``; ValueError if ``OUT`` holds it with other settings."""
         import optuna
 
-        storage = self.storage()
+        storage = journal_storage(self.out)
         sampler = optuna.samplers.TPESampler(
             seed=trial_seed(self.settings["seed"], number), n_startup_trials=STARTUP_TRIALS)
         study = optuna.create_study(study_name=self.spec.name, storage=storage,

@@ -20,8 +20,9 @@ _specs: dict[str, DatasetSpec] = {}
 
 
 def validation_name(dataset: str, fraction: float, seed: int) -> str:
-    """The registered name of ``dataset``'s validation split, e.g. ``letter~val0.2~seed0``."""
-    return f"{dataset}~val{fraction:g}~seed{seed}"
+    """The registered name of ``dataset``'s validation split, e.g. ``val0.2~seed0:letter``
+    (a prefix, so the split of ``file:...`` data is not taken for a file name)."""
+    return f"val{fraction:g}~seed{seed}:{dataset}"
 
 
 def register_validation(dataset: str, fraction: float = 0.2, seed: int = 0) -> str:

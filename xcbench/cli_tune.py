@@ -1,0 +1,109 @@
+"""``xcbench tune METHOD[,METHOD] --dataset D [--trials N | --time-budget DURATION]``: tune
+each method with the same budget on a validation split of D's training rows, print the best
+parameters as ``--param`` options and write them to a params file ``xcbench run`` reads."""
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+
+DEFAULT_OUT = "xcbench-tune"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of ``90``, ``90s``, ``30m``, ``1.5h`` or ``1h30m``; ValueError otherwise."""
+    text = str(text).strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        seconds = float(text)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise ValueError(f"--time-budget {text!r}: write e.g. 600, 90s, 30m, 2h or 1h30m")
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError(f"--time-budget {text!r} must be positive")
+    return seconds
+
+
+def cmd_tune(args) -> int:
+    from .cli import EXIT_OK, _split
+    from .memory import parse_size
+    from .tune import tune, tune_options
+
+    methods = _split(args.methods)
+    budget = parse_duration(args.time_budget) if args.time_budget else None
+    options = tune_options(timeout=args.timeout, threads=args.threads,
+                           isolate=not args.in_process,
+                           memory_limit=parse_size(args.memory_limit) if args.memory_limit
+                           else None)
+    command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    results = []
+    for method in methods:
+        result = tune(method, args.dataset, trials=args.trials, time_budget=budget,
+                      seed=args.seed, out=args.out, objective=args.objective,
+                      validation_fraction=args.validation_fraction, options=options,
+                      data_dir=args.data_dir, progress=not args.quiet, command=command)
+        results.append(result)
+        print(f"{method}: best validation {result.objective} {result.best_value:.4g} at trial "
+              f"{result.best_trial} of {len(result.trials)}")
+        print(f"  {result.files['best']}: " + (_param_line(result) or "(no parameters)"))
+    files = " ".join(f"--params-file {r.files['best']}" for r in results)
+    print(f"trace: {results[-1].files['trace']}")
+    print(f"measure them on the test rows: xcbench run --methods {','.join(methods)} "
+          f"--dataset {args.dataset} --seeds {args.seed} {files}")
+    return EXIT_OK
+
+
+def _param_line(result) -> str:
+    from .tune.output import param_line
+
+    return param_line(result.method, result.best_params)
+
+
+def add_parser(subparsers, add_common) -> None:
+    """Register ``xcbench tune``."""
+    from .tune import DEFAULT_TRIALS, OBJECTIVES
+    from .tune.study import DEFAULT_VALIDATION_FRACTION
+
+    p = subparsers.add_parser(
+        "tune", help="tune methods with the same budget on a validation split (Optuna)",
+        description="Tune each method's declared search space (`xcbench describe METHOD`) "
+                    "with the same budget, scoring every trial on a validation split carved "
+                    "from the dataset's training rows with the seed; the test rows are never "
+                    "read. Each trial runs as a cell of `xcbench run` (own process, timeout, "
+                    "memory cap, a record in OUT/results.jsonl); rerunning the same command "
+                    "resumes the study (OUT/tune.journal). Writes OUT/best-METHOD.json (for "
+                    "`xcbench run --params-file`), OUT/trials-METHOD.csv and OUT/trace.png. "
+                    "See docs/tuning.md.")
+    p.add_argument("methods", metavar="METHOD[,METHOD]",
+                   help="method name(s), comma-separated: each gets the same budget")
+    p.add_argument("--dataset", required=True, help="a dataset name or file:TRAIN[:TEST]")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--trials", type=int, default=None,
+                        help=f"trials per method (default {DEFAULT_TRIALS})")
+    budget.add_argument("--time-budget", default=None, metavar="DURATION",
+                        help="trial wall time per method instead of a trial count, e.g. 30m, "
+                             "2h (trials measured on a busy machine see fewer trials)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds the validation split, the sampler and the methods (default 0)")
+    p.add_argument("--objective", choices=OBJECTIVES, default="top1_error",
+                   help="validation metric to minimise (default top1_error)")
+    p.add_argument("--validation-fraction", type=float, default=DEFAULT_VALIDATION_FRACTION,
+                   help="share of the training rows held out to score trials (default "
+                        f"{DEFAULT_VALIDATION_FRACTION:g})")
+    p.add_argument("--timeout", type=float, default=1800,
+                   help="seconds before one trial is stopped and counted as failed "
+                        "(default 1800)")
+    p.add_argument("--threads", type=int, default=1, help="threads per trial (default 1)")
+    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="memory one trial may use, e.g. 4G (default: 70%% of the available "
+                        "RAM)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run trials in this process (no isolation, no timeout; debugging)")
+    p.add_argument("--quiet", action="store_true", help="no line per trial")
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help=f"folder of the study, trial records and outputs (default: "
+                        f"./{DEFAULT_OUT}); the same --out resumes")
+    add_common(p, out=False)
+    p.set_defaults(func=cmd_tune)
