@@ -204,3 +204,20 @@ def test_bad_time_budgets_are_refused(text):
 
     with pytest.raises(ValueError, match="time-budget"):
         parse_duration(text)
+
+
+def test_a_time_budget_stops_once_spent(tiny, tmp_path):
+    result = tune("softmax", "tiny", time_budget=1e-3, out=tmp_path, space=SPACE,
+                  progress=False, options=tune_options(latency_calls=5, isolate=False))
+    assert len(result.trials) == 1 and result.settings["budget"] == {"seconds": 1e-3}
+
+
+def test_values_the_method_refuses_together_fail_the_trial_only(tiny, tmp_path, monkeypatch):
+    from xcbench.tune import study
+
+    def refuses(*args, **kwargs):  # as validate_cells does for a bad combination
+        raise ValueError("invalid parameter values (nothing was run)")
+
+    monkeypatch.setattr(study, "execute_plan", refuses)
+    with pytest.raises(RuntimeError, match="no trial of 'softmax' finished ok"):
+        _tune(tmp_path, trials=2)

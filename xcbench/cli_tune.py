@@ -30,7 +30,12 @@ def cmd_tune(args) -> int:
     from .cli import EXIT_OK, _split
     from .memory import parse_size
     from .tune import tune, tune_options
+    from .tune.study import require_optuna
 
+    try:
+        require_optuna()
+    except ImportError as exc:
+        raise ValueError(str(exc)) from None  # one line, exit code 2
     methods = _split(args.methods)
     budget = parse_duration(args.time_budget) if args.time_budget else None
     options = tune_options(timeout=args.timeout, threads=args.threads,

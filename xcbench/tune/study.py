@@ -138,16 +138,16 @@ class _Loop:
         self.spec, self.dataset_name, self.settings = spec, dataset_name, settings
         self.options, self.out, self.data_dir = options, out, data_dir
         self.command, self.progress = command, progress
+        self.storage = journal_storage(out)
 
     def open_study(self, number: int = 0):
         """The study of this method in ``OUT`` (created on first use), its sampler seeded for
         trial ``number``; ValueError if ``OUT`` holds it with other settings."""
         import optuna
 
-        storage = journal_storage(self.out)
         sampler = optuna.samplers.TPESampler(
             seed=trial_seed(self.settings["seed"], number), n_startup_trials=STARTUP_TRIALS)
-        study = optuna.create_study(study_name=self.spec.name, storage=storage,
+        study = optuna.create_study(study_name=self.spec.name, storage=self.storage,
                                     sampler=sampler, direction="minimize", load_if_exists=True)
         stored = study.user_attrs.get("settings")
         if stored is None:
@@ -214,15 +214,19 @@ class _Loop:
 
     def evaluate(self, params: dict, timeout: float) -> dict:
         """The record of one cell of the method with ``params`` on the validation split
-        (a stored record with the same key is reused)."""
+        (a stored record with the same key is reused); status ``invalid`` when the method
+        refuses the combination before running."""
         overrides = {k: [v] for k, v in params.items()}
         defaults = method_defaults(self.spec)
         for name in {**self.spec.param_grid, **self.spec.query_params}:
             overrides.setdefault(name, [defaults[name]])  # one cell, one measurement
-        outcome = execute_plan([self.spec.name], [self.dataset_name], [self.settings["seed"]],
-                               self.out, {self.spec.name: overrides},
-                               replace(self.options, timeout=max(timeout, 1.0)), resume=True,
-                               data_dir=self.data_dir, progress=False, command=self.command)
+        try:
+            outcome = execute_plan(
+                [self.spec.name], [self.dataset_name], [self.settings["seed"]], self.out,
+                {self.spec.name: overrides}, replace(self.options, timeout=max(timeout, 1.0)),
+                resume=True, data_dir=self.data_dir, progress=False, command=self.command)
+        except ValueError as exc:  # values the method refuses together: nothing ran
+            return {"status": "invalid", "key": None, "error": str(exc), "wall_seconds": 0.0}
         found = outcome.records + outcome.reused
         if len(found) != 1:
             raise RuntimeError(f"a trial gave {len(found)} records, expected one")
