@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import xcbench
-from xcbench.plugins import register_plugin
+from xcbench.contract.plugins import register_plugin
 from xcbench.report import write_report
-from xcbench.results import ResultStore
-from xcbench.runner import RunOptions, expand_plan, run_plan
+from xcbench.store.results import ResultStore
+from xcbench.run.runner import RunOptions, expand_plan, run_plan
 
 FAST = RunOptions(latency_calls=50, latency_warmup=5, throughput_repeats=1, timeout=60)
 
@@ -126,7 +126,7 @@ def test_query_params_measured_on_one_fit(tmp_path):
 
 
 def test_zipped_params_are_swept_together_not_crossed():
-    from xcbench.plan import parse_param_overrides
+    from xcbench.run.plan import parse_param_overrides
     overrides = parse_param_overrides(["st:k+depth=50+8,100+7", "st:alpha=1"])
     cells = expand_plan(["st"], ["letter"], param_overrides=overrides)
     assert sorted((c.params_dict["k"], c.params_dict["depth"]) for c in cells) == \

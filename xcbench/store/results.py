@@ -37,7 +37,7 @@ def run_key(method: str, params: dict, dataset: str, dataset_checksum: str, seed
     """A stable 16-hex-digit key for one measurement: the method, its canonical params
     (``C=1`` and ``C=1.0`` give one key), the dataset and its checksum, the seed, the
     xcbench version and the measuring run options (``KEYED_OPTIONS``)."""
-    from .plan import canonical_params
+    from ..contract.method_params import canonical_params
 
     payload = json.dumps({"method": method, "params": canonical_params(params),
                           "dataset": dataset, "dataset_checksum": dataset_checksum,
@@ -125,7 +125,7 @@ def environment(threads: int) -> dict:
     import scipy
     import sklearn
 
-    from . import __version__
+    from ..version import __version__
 
     cpu = platform.processor()
     try:

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from .kernels import max_abs
+from ..kernels import max_abs
 
 FAMILIES = ("flat", "tree", "embedding")
 
