@@ -7,8 +7,8 @@ import pytest
 
 import xcbench
 from xcbench.data import Dataset, DatasetSpec
-from xcbench.plugins import register_plugin
-from xcbench.results import ResultStore
+from xcbench.contract.plugins import register_plugin
+from xcbench.store.results import ResultStore
 from xcbench.testing import gaussian_problem
 from xcbench.tune import check_search_space, read_params_file, tune, tune_options
 from xcbench.tune.space import round_float, suggest
@@ -193,14 +193,14 @@ def test_params_files_add_single_values_under_param_overrides(tmp_path):
 @pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("30m", 1800),
                                            ("1.5h", 5400), ("1h30m", 5400)])
 def test_time_budgets_parse(text, seconds):
-    from xcbench.cli_tune import parse_duration
+    from xcbench.cli.tune import parse_duration
 
     assert parse_duration(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "ten", "5x", "0", "1h 30m"])
 def test_bad_time_budgets_are_refused(text):
-    from xcbench.cli_tune import parse_duration
+    from xcbench.cli.tune import parse_duration
 
     with pytest.raises(ValueError, match="time-budget"):
         parse_duration(text)
@@ -221,3 +221,67 @@ def test_values_the_method_refuses_together_fail_the_trial_only(tiny, tmp_path, 
     monkeypatch.setattr(study, "execute_plan", refuses)
     with pytest.raises(RuntimeError, match="no trial of 'softmax' finished ok"):
         _tune(tmp_path, trials=2)
+
+
+BUILT_IN = ("st", "ast", "lomtree", "recall_tree", "label_tree", "label_embedding_tree",
+            "mary_tree", "hsm", "ova", "softmax")
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_every_built_in_method_declares_a_valid_search_space(name):
+    spec = xcbench.get_method_spec(name)
+    assert spec.search_space
+    check_search_space(spec.search_space, spec)  # every bound and choice accepted
+
+
+def test_registration_refuses_a_space_naming_an_unknown_parameter():
+    from xcbench.contract.method import MethodSpec
+    from xcbench_linear import Softmax
+
+    with pytest.raises(ValueError, match="unknown parameter"):
+        MethodSpec("s", "flat", "", Softmax, search_space={"c": {"low": 1, "high": 2}})
+
+
+def test_describe_lists_the_search_space():
+    from xcbench.cli.describe import describe_method
+
+    text = describe_method(xcbench.get_method_spec("hsm"))
+    assert "search space of xcbench tune" in text
+    assert "  C:        float in [0.01, 100], log (when solver=liblinear)\n" in text
+
+
+def test_cli_tune_then_run_with_the_params_file(tiny, tmp_path, capsys):
+    from xcbench.cli import main
+    from xcbench.contract.plugins import unregister_plugin
+
+    out = tmp_path / "t"
+    assert main(["tune", "ova", "--dataset", "tiny", "--trials", "2", "--out", str(out),
+                 "--in-process", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    best = json.loads((out / "best-ova.json").read_text())
+    assert best["param_line"] in printed and "--params-file" in printed
+    assert main(["run", "--methods", "ova", "--dataset", "tiny", "--out", str(tmp_path / "r"),
+                 "--params-file", str(out / "best-ova.json"), "--in-process", "--quiet",
+                 "--no-report", "--latency-calls", "5"]) == 0
+    (record,) = ResultStore(tmp_path / "r").records()
+    assert record["params"] == best["params"] and record["dataset"] == "tiny"
+    unregister_plugin("test-tune-data")
+
+
+def test_cli_tune_checks_every_name_before_tuning(tmp_path, capsys):
+    from xcbench.cli import main
+
+    assert main(["tune", "softmax,nope", "--dataset", "synthetic", "--out", str(tmp_path)]) == 2
+    assert "unknown method 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "tune.journal").exists()
+
+
+def test_repeats_score_a_trial_by_the_mean_over_method_seeds(tiny, tmp_path):
+    result = _tune(tmp_path, trials=1, repeats=2, space={"max_iter": {"low": 3, "high": 4,
+                                                                      "int": True}})
+    records = ResultStore(tmp_path).records()
+    assert sorted(r["seed"] for r in records) == [7, 8]
+    assert result.trials[0]["records"] == [r["key"] for r in sorted(records,
+                                                                     key=lambda r: r["seed"])]
+    mean = np.mean([r["metrics"]["top1_error"] for r in records])
+    assert result.trials[0]["value"] == pytest.approx(mean)

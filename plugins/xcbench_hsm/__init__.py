@@ -32,4 +32,5 @@ def register_methods(register):
                     "nodes); decoders exact/greedy/topk",
         factory=HierarchicalSoftmax,
         query_params={"decoder": ["exact", "greedy", "topk"]},
+        search_space=HSM_SEARCH_SPACE,
     ))

@@ -40,6 +40,7 @@ def register_methods(register):
                     "random), hinge-trained node scorers (tree loss or independent; SGD, or "
                     "LIBLINEAR node by node with exact weights), greedy descent",
         factory=LabelTree,
+        search_space=LABEL_TREE_SEARCH_SPACE,
     ))
     register(MethodSpec(
         name="label_embedding_tree",
@@ -47,4 +48,5 @@ def register_methods(register):
         description="label embedding tree: z = Wx once, node scores z.V_s, W and V trained "
                     "jointly on the tree loss, greedy descent",
         factory=LabelEmbeddingTree,
+        search_space=LABEL_EMBEDDING_TREE_SEARCH_SPACE,
     ))

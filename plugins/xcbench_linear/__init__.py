@@ -25,6 +25,7 @@ def register_methods(register):
         description="one-vs-all logistic regression (joint L-BFGS), O(K nnz) per prediction",
         factory=OneVsAll,
         param_grid={"C": [1.0]},
+        search_space=C_SEARCH_SPACE,
     ))
     register(MethodSpec(
         name="softmax",
@@ -32,4 +33,5 @@ def register_methods(register):
         description="multinomial logistic regression (L-BFGS), O(K nnz) per prediction",
         factory=Softmax,
         param_grid={"C": [1.0]},
+        search_space=C_SEARCH_SPACE,
     ))

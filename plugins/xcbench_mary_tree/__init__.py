@@ -31,4 +31,5 @@ def register_methods(register):
                     "tree=random, tree=huffman); exact branch-and-bound or greedy decoding",
         factory=MaryTree,
         query_params={"decoder": ["exact", "greedy"]},
+        search_space=MARY_TREE_SEARCH_SPACE,
     ))

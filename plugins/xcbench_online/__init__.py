@@ -31,8 +31,9 @@ RECALL_TREE_SEARCH_SPACE = {
 @xcbench.hookimpl
 def register_methods(register):
     register(MethodSpec(
-        name="lomtree", family="tree", factory=LOMTree,
+        name="lomtree", family="tree", factory=LOMTree, search_space=LOMTREE_SEARCH_SPACE,
         description="LOMtree: online logarithmic-depth tree with leaf recycling (numba)"))
     register(MethodSpec(
         name="recall_tree", family="tree", factory=RecallTree,
+        search_space=RECALL_TREE_SEARCH_SPACE,
         description="Recall Tree: routers + candidate sets + one-against-some scorers (numba)"))

@@ -37,10 +37,12 @@ def register_methods(register):
         family="tree",
         description="softmax tree trained by TAO: oblique hard splits, k-class softmax leaves",
         factory=SoftmaxTree,
+        search_space=ST_SEARCH_SPACE,
     ))
     register(MethodSpec(
         name="ast",
         family="tree",
         description="adaptive softmax tree: shallow ST grown by accepted leaf expansions + TAO",
         factory=AdaptiveSoftmaxTree,
+        search_space=AST_SEARCH_SPACE,
     ))

@@ -4,7 +4,7 @@ study in the method's declared search space (``space``), resumable from ``OUT/tu
 (``study``); the best parameters are written as a ``--param`` line and a params file
 (``output``, ``params_file``)."""
 from .params_file import merge_params_files, read_params_file
-from .space import check_search_space
+from ..contract.search_space import check_search_space
 from .study import DEFAULT_TRIALS, OBJECTIVES, TuneResult, tune, tune_options
 
 __all__ = ["DEFAULT_TRIALS", "OBJECTIVES", "TuneResult", "check_search_space",

@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-from ..method_params import value_text
+from ..contract.method_params import value_text
 
 TRACE_PLOT = "trace.png"
 
@@ -28,7 +28,7 @@ def param_line(method: str, params: dict) -> str:
 def write_outputs(result, out):
     """Write ``best-METHOD.json``, ``trials-METHOD.csv`` and ``trace.png`` for ``result``
     (a TuneResult) into ``out``; return the result with ``files`` set."""
-    from .. import __version__
+    from ..version import __version__
 
     out = Path(out)
     line = param_line(result.method, result.best_params)
@@ -46,16 +46,17 @@ def write_outputs(result, out):
 
 
 def write_trials_csv(path, trials: list) -> None:
-    """One row per finished trial: number, state, value, status, seconds, each parameter."""
+    """One row per finished trial: number, state, value, status, seconds, each parameter,
+    the keys of its records."""
     names = list(dict.fromkeys(k for t in trials for k in t["params"]))
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["trial", "state", "value", "status", "seconds", *names, "record"])
+        writer.writerow(["trial", "state", "value", "status", "seconds", *names, "records"])
         for t in trials:
             writer.writerow([t["number"], t["state"], "" if t["value"] is None else t["value"],
                              t["status"], f"{t['seconds']:.3f}" if t["seconds"] else "",
                              *[value_text(t["params"][n]) if n in t["params"] else ""
-                               for n in names], t["record"]])
+                               for n in names], " ".join(k or "" for k in t["records"])])
 
 
 def study_traces(out) -> dict:
@@ -63,7 +64,7 @@ def study_traces(out) -> dict:
     import optuna
     from optuna.trial import TrialState
 
-    from .study import journal_storage
+    from .storage import journal_storage
 
     storage = journal_storage(out)
     traces = {}

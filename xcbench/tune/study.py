@@ -1,9 +1,9 @@
 """The tuning loop: an Optuna study whose trials are ordinary runner cells.
 
-Each trial asks Optuna for parameters in the method's search space, runs them as one cell
-of ``execute_plan`` (isolated process, timeout, memory cap, a record in ``OUT/results.jsonl``)
-on the validation split of the dataset (``validation``), and tells Optuna the record's
-objective. The study lives in ``OUT/tune.journal`` (Optuna's journal file storage), so an
+Each trial asks Optuna for parameters in the method's search space, runs them as cells of
+``execute_plan`` (isolated process, timeout, memory cap, a record in ``OUT/results.jsonl``)
+on the validation split of the dataset (``validation``), one per method seed (``repeats``),
+and tells Optuna the mean objective of their records. The study lives in ``OUT/tune.journal`` (Optuna's journal file storage), so an
 interrupted run resumes where it stopped: a trial left running is re-evaluated (its record
 is reused if it was stored) and the budget counts the trials and seconds already spent.
 
@@ -18,22 +18,22 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
-from ..method_params import method_defaults
-from ..plugins import get_method_spec
-from ..runner import RunOptions, check_out_dir, execute_plan
-from .space import check_search_space, suggest
+from ..contract.method_params import method_defaults
+from ..contract.plugins import get_method_spec
+from ..contract.search_space import check_search_space
+from ..run.runner import RunOptions, check_out_dir, execute_plan
+from .space import suggest
+from .storage import journal_storage, require_optuna
 from .validation import register_validation
 
 DEFAULT_TRIALS = 20
 DEFAULT_VALIDATION_FRACTION = 0.2
 #: record metrics a study may minimise
 OBJECTIVES = ("top1_error", "top5_error", "perplexity_smoothed", "perplexity")
-STORAGE_FILE = "tune.journal"
-#: random trials before TPE models the results (Optuna's default, fewer for small budgets)
+#: random trials before TPE models the results (Optuna's default)
 STARTUP_TRIALS = 10
 #: trials measure latency with fewer calls than a run: the objective is an accuracy metric
 TUNE_OPTIONS = dict(latency_calls=100, latency_warmup=10, throughput_repeats=1,
@@ -43,7 +43,7 @@ TUNE_OPTIONS = dict(latency_calls=100, latency_warmup=10, throughput_repeats=1,
 @dataclass
 class TuneResult:
     """What a tuning run found: the best parameters, their validation objective, every
-    trial (number, state, value, params, seconds, record key) and the files written."""
+    trial (number, state, value, params, seconds, record keys) and the files written."""
 
     method: str
     dataset: str
@@ -64,11 +64,14 @@ def tune_options(**overrides) -> RunOptions:
 def tune(method: str, dataset: str, *, trials: int | None = None,
          time_budget: float | None = None, seed: int = 0, out="xcbench-tune",
          objective: str = "top1_error", validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
-         space: dict | None = None, options: RunOptions | None = None, data_dir=None,
-         progress: bool = True, command: str | None = None) -> TuneResult:
+         space: dict | None = None, repeats: int = 1, options: RunOptions | None = None,
+         data_dir=None, progress: bool = True, command: str | None = None) -> TuneResult:
     """Tune ``method`` on ``dataset``'s validation split within a budget of ``trials`` trials
     or ``time_budget`` seconds of trial wall time (default ``DEFAULT_TRIALS`` trials);
-    minimise ``objective``. ``space`` defaults to the method's declared ``search_space``.
+    minimise ``objective``, the mean over ``repeats`` fits with the method seeds ``seed``,
+    ``seed + 1``, ... (for methods whose result varies with the seed; the validation split
+    and the sampler use ``seed``). ``space`` defaults to the method's declared
+    ``search_space``.
     Writes the trial records, the study and the outputs (``output``) to ``out``."""
     optuna = require_optuna()
     from .output import write_outputs
@@ -84,10 +87,13 @@ def tune(method: str, dataset: str, *, trials: int | None = None,
         trials = DEFAULT_TRIALS
     if trials is not None and trials < 1 or time_budget is not None and time_budget <= 0:
         raise ValueError("the budget must be at least one trial or a positive time")
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     out = check_out_dir(out)
     options = options or tune_options()
     settings = {"dataset": dataset, "objective": objective, "seed": int(seed),
-                "validation_fraction": float(validation_fraction), "space": space}
+                "validation_fraction": float(validation_fraction), "repeats": int(repeats),
+                "space": space}
     loop = _Loop(spec, register_validation(dataset, validation_fraction, seed), settings,
                  options, out, data_dir, command, progress)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -96,23 +102,6 @@ def tune(method: str, dataset: str, *, trials: int | None = None,
     while (left := loop.budget_left(study, trials, time_budget)) > 0:
         loop.run_trial(study, left if time_budget is not None else None)
     return write_outputs(loop.result(study, trials, time_budget), out)
-
-
-def require_optuna():
-    """The optuna module; ImportError saying how to install it when it is missing."""
-    try:
-        import optuna
-    except ImportError:
-        raise ImportError("xcbench tune needs Optuna: pip install 'xcbench[tune]'") from None
-    return optuna
-
-
-def journal_storage(out):
-    """The Optuna storage of the studies in ``out``: the journal file ``STORAGE_FILE``."""
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-
-    return JournalStorage(JournalFileBackend(str(Path(out) / STORAGE_FILE)))
 
 
 def spec_space(spec) -> dict:
@@ -196,46 +185,50 @@ class _Loop:
         from optuna.trial import TrialState
 
         t0 = time.perf_counter()
-        record = self.evaluate(params, timeout)
-        # the cell's wall time (fit + validation measurement; the same when its record is
-        # reused on resuming): what a time budget counts
-        seconds = record.get("wall_seconds") or time.perf_counter() - t0
-        value = objective_value(record, self.settings["objective"])
+        records = self.evaluate(params, timeout)
+        # the cells' wall time (fit + validation measurement; the same when their records
+        # are reused on resuming): what a time budget counts
+        seconds = sum(r.get("wall_seconds") or 0.0 for r in records) \
+            or time.perf_counter() - t0
+        values = [objective_value(r, self.settings["objective"]) for r in records]
+        value = None if None in values else float(np.mean(values))
+        status = next((r["status"] for r in records if r["status"] != "ok"), "ok")
         trial.set_user_attr("params", params)
         trial.set_user_attr("seconds", seconds)
-        trial.set_user_attr("status", record["status"])
-        trial.set_user_attr("record", record["key"])
+        trial.set_user_attr("status", status)
+        trial.set_user_attr("records", [r["key"] for r in records])
         if value is None:
             study.tell(trial, state=TrialState.FAIL)
         else:
             study.tell(trial, value)
         if self.progress:
-            self._print(study, trial.number, params, value, record)
+            self._print(study, trial.number, params, value, status)
 
-    def evaluate(self, params: dict, timeout: float) -> dict:
-        """The record of one cell of the method with ``params`` on the validation split
-        (a stored record with the same key is reused); status ``invalid`` when the method
-        refuses the combination before running."""
+    def evaluate(self, params: dict, timeout: float) -> list[dict]:
+        """The records of the cells of the method with ``params`` on the validation split,
+        one per method seed (stored records with the same keys are reused); one record of
+        status ``invalid`` when the method refuses the combination before running."""
         overrides = {k: [v] for k, v in params.items()}
         defaults = method_defaults(self.spec)
         for name in {**self.spec.param_grid, **self.spec.query_params}:
             overrides.setdefault(name, [defaults[name]])  # one cell, one measurement
+        seed, repeats = self.settings["seed"], self.settings["repeats"]
         try:
             outcome = execute_plan(
-                [self.spec.name], [self.dataset_name], [self.settings["seed"]], self.out,
+                [self.spec.name], [self.dataset_name], range(seed, seed + repeats), self.out,
                 {self.spec.name: overrides}, replace(self.options, timeout=max(timeout, 1.0)),
                 resume=True, data_dir=self.data_dir, progress=False, command=self.command)
         except ValueError as exc:  # values the method refuses together: nothing ran
-            return {"status": "invalid", "key": None, "error": str(exc), "wall_seconds": 0.0}
+            return [{"status": "invalid", "key": None, "error": str(exc), "wall_seconds": 0.0}]
         found = outcome.records + outcome.reused
-        if len(found) != 1:
-            raise RuntimeError(f"a trial gave {len(found)} records, expected one")
-        return found[0]
+        if len(found) != repeats:
+            raise RuntimeError(f"a trial gave {len(found)} records, expected {repeats}")
+        return sorted(found, key=lambda r: r["seed"])
 
-    def _print(self, study, number, params, value, record) -> None:
+    def _print(self, study, number, params, value, status) -> None:
         shown = " ".join(f"{k}={v}" for k, v in params.items())
         result = (f"{self.settings['objective']} {value:.4g}" if value is not None
-                  else record["status"].upper())
+                  else status.upper())
         best = study.best_trial if _completed(study) else None
         tail = f" (best {best.value:.4g}, trial {best.number})" if best else ""
         print(f"{self.spec.name} trial {number}: {shown}: {result}{tail}", file=sys.stderr,
@@ -250,7 +243,7 @@ class _Loop:
         rows = [{"number": t.number, "state": t.state.name, "value": t.value,
                  "params": t.user_attrs.get("params", dict(t.params)),
                  "seconds": t.user_attrs.get("seconds"), "status": t.user_attrs.get("status"),
-                 "record": t.user_attrs.get("record")} for t in _finished(study)]
+                 "records": t.user_attrs.get("records", [])} for t in _finished(study)]
         budget = {"trials": trials} if trials is not None else {"seconds": time_budget}
         return TuneResult(self.spec.name, self.settings["dataset"],
                           self.settings["objective"], best.user_attrs["params"], best.value,

@@ -11,8 +11,8 @@ import hashlib
 
 from ..data import Dataset, DatasetSpec, get_dataset_spec
 from ..data.splits import holdout_split
-from ..hookspecs import hookimpl
-from ..plugins import get_plugin_manager, register_plugin
+from ..contract.hookspecs import hookimpl
+from ..contract.plugins import get_plugin_manager, register_plugin
 
 #: name of the in-process plugin that registers validation datasets
 PLUGIN_NAME = "xcbench-tune-validation"

@@ -7,6 +7,9 @@ import re
 import shlex
 import sys
 
+from .common import add_common, split
+from .exit_codes import EXIT_INTERRUPTED, EXIT_OK
+
 DEFAULT_OUT = "xcbench-tune"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -27,28 +30,34 @@ def parse_duration(text: str) -> float:
 
 
 def cmd_tune(args) -> int:
-    from .cli import EXIT_OK, _split
-    from .memory import parse_size
-    from .tune import tune, tune_options
-    from .tune.study import require_optuna
+    from ..run.memory import parse_size
+    from ..tune import tune, tune_options
+    from ..tune.storage import require_optuna
 
     try:
         require_optuna()
     except ImportError as exc:
         raise ValueError(str(exc)) from None  # one line, exit code 2
-    methods = _split(args.methods)
+    methods = split(args.methods)
     budget = parse_duration(args.time_budget) if args.time_budget else None
     options = tune_options(timeout=args.timeout, threads=args.threads,
                            isolate=not args.in_process,
                            memory_limit=parse_size(args.memory_limit) if args.memory_limit
                            else None)
+    _check_names(methods, args.dataset)  # before hours of tuning the first method
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     results = []
     for method in methods:
-        result = tune(method, args.dataset, trials=args.trials, time_budget=budget,
-                      seed=args.seed, out=args.out, objective=args.objective,
-                      validation_fraction=args.validation_fraction, options=options,
-                      data_dir=args.data_dir, progress=not args.quiet, command=command)
+        try:
+            result = tune(method, args.dataset, trials=args.trials, time_budget=budget,
+                          seed=args.seed, out=args.out, objective=args.objective,
+                          validation_fraction=args.validation_fraction,
+                          repeats=args.repeats, options=options,
+                          data_dir=args.data_dir, progress=not args.quiet, command=command)
+        except KeyboardInterrupt:
+            print(f"xcbench: interrupted while tuning {method}; finished trials are stored in "
+                  f"{args.out}, run the same command again to resume", file=sys.stderr)
+            return EXIT_INTERRUPTED
         results.append(result)
         print(f"{method}: best validation {result.objective} {result.best_value:.4g} at trial "
               f"{result.best_trial} of {len(result.trials)}")
@@ -60,16 +69,30 @@ def cmd_tune(args) -> int:
     return EXIT_OK
 
 
+def _check_names(methods, dataset) -> None:
+    """KeyError/ValueError for an unknown dataset or method, or a method with no valid
+    search space."""
+    from ..contract.plugins import get_method_spec
+    from ..contract.search_space import check_search_space
+    from ..data import get_dataset_spec
+    from ..tune.study import spec_space
+
+    get_dataset_spec(dataset)
+    for method in methods:
+        spec = get_method_spec(method)
+        check_search_space(spec_space(spec), spec)
+
+
 def _param_line(result) -> str:
-    from .tune.output import param_line
+    from ..tune.output import param_line
 
     return param_line(result.method, result.best_params)
 
 
-def add_parser(subparsers, add_common) -> None:
+def add_parser(subparsers) -> None:
     """Register ``xcbench tune``."""
-    from .tune import DEFAULT_TRIALS, OBJECTIVES
-    from .tune.study import DEFAULT_VALIDATION_FRACTION
+    from ..tune import DEFAULT_TRIALS, OBJECTIVES
+    from ..tune.study import DEFAULT_VALIDATION_FRACTION
 
     p = subparsers.add_parser(
         "tune", help="tune methods with the same budget on a validation split (Optuna)",
@@ -92,6 +115,10 @@ def add_parser(subparsers, add_common) -> None:
                              "2h (trials measured on a busy machine see fewer trials)")
     p.add_argument("--seed", type=int, default=0,
                    help="seeds the validation split, the sampler and the methods (default 0)")
+    p.add_argument("--repeats", type=int, default=1, metavar="R",
+                   help="fits per trial, with method seeds SEED..SEED+R-1; the objective is "
+                        "their mean (for methods whose result varies with the seed; costs R "
+                        "times the trial; default 1)")
     p.add_argument("--objective", choices=OBJECTIVES, default="top1_error",
                    help="validation metric to minimise (default top1_error)")
     p.add_argument("--validation-fraction", type=float, default=DEFAULT_VALIDATION_FRACTION,
