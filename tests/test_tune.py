@@ -44,6 +44,7 @@ def _tune(out, dataset="tiny", trials=4, isolate=False, **kw):
     """A cheap tuning run (softmax on 360 rows); trials in this process unless ``isolate``."""
     return tune("softmax", dataset, trials=trials, seed=kw.pop("seed", 7), out=out,
                 space=kw.pop("space", SPACE), progress=False,
+                defaults=kw.pop("defaults", False),
                 options=tune_options(timeout=120, latency_calls=5, latency_warmup=0,
                                      isolate=isolate), **kw)
 
@@ -256,7 +257,7 @@ def test_cli_tune_then_run_with_the_params_file(tiny, tmp_path, capsys):
 
     out = tmp_path / "t"
     assert main(["tune", "ova", "--dataset", "tiny", "--trials", "2", "--out", str(out),
-                 "--in-process", "--quiet"]) == 0
+                 "--in-process", "--quiet", "--no-defaults"]) == 0
     printed = capsys.readouterr().out
     best = json.loads((out / "best-ova.json").read_text())
     assert best["param_line"] in printed and "--params-file" in printed
@@ -285,3 +286,15 @@ def test_repeats_score_a_trial_by_the_mean_over_method_seeds(tiny, tmp_path):
                                                                      key=lambda r: r["seed"])]
     mean = np.mean([r["metrics"]["top1_error"] for r in records])
     assert result.trials[0]["value"] == pytest.approx(mean)
+
+
+def test_the_defaults_are_scored_and_kept_when_no_trial_beats_them(tiny, tmp_path):
+    weak = {"C": {"low": 1e-6, "high": 1e-5, "log": True}}  # underfits: 12 classes, C ~ 0
+    result = _tune(tmp_path / "weak", trials=2, space=weak, defaults=True)
+    assert result.best_params == {} and result.best_trial is None
+    assert result.best_value == result.defaults_value < min(t["value"] for t in result.trials)
+    best = json.loads(open(result.files["best"]).read())
+    assert best["param_line"] == "" and best["defaults_validation_value"] == result.best_value
+    strong = _tune(tmp_path / "strong", trials=3, defaults=True)
+    assert strong.best_value <= strong.defaults_value
+    assert (strong.best_trial is None) == (strong.best_params == {})

@@ -52,16 +52,18 @@ def cmd_tune(args) -> int:
             result = tune(method, args.dataset, trials=args.trials, time_budget=budget,
                           seed=args.seed, out=args.out, objective=args.objective,
                           validation_fraction=args.validation_fraction,
-                          repeats=args.repeats, options=options,
+                          repeats=args.repeats, defaults=not args.no_defaults, options=options,
                           data_dir=args.data_dir, progress=not args.quiet, command=command)
         except KeyboardInterrupt:
             print(f"xcbench: interrupted while tuning {method}; finished trials are stored in "
                   f"{args.out}, run the same command again to resume", file=sys.stderr)
             return EXIT_INTERRUPTED
         results.append(result)
-        print(f"{method}: best validation {result.objective} {result.best_value:.4g} at trial "
-              f"{result.best_trial} of {len(result.trials)}")
-        print(f"  {result.files['best']}: " + (_param_line(result) or "(no parameters)"))
+        found = (f"trial {result.best_trial} of {len(result.trials)}"
+                 if result.best_trial is not None else
+                 f"the defaults (no trial of {len(result.trials)} beat them)")
+        print(f"{method}: best validation {result.objective} {result.best_value:.4g}: {found}")
+        print(f"  {result.files['best']}: " + (_param_line(result) or "(the defaults)"))
     files = " ".join(f"--params-file {r.files['best']}" for r in results)
     print(f"trace: {results[-1].files['trace']}")
     print(f"measure them on the test rows: xcbench run --methods {','.join(methods)} "
@@ -119,6 +121,9 @@ def add_parser(subparsers) -> None:
                    help="fits per trial, with method seeds SEED..SEED+R-1; the objective is "
                         "their mean (for methods whose result varies with the seed; costs R "
                         "times the trial; default 1)")
+    p.add_argument("--no-defaults", action="store_true",
+                   help="do not score the method's defaults first (by default they are, "
+                        "outside the budget, and kept when no trial beats them)")
     p.add_argument("--objective", choices=OBJECTIVES, default="top1_error",
                    help="validation metric to minimise (default top1_error)")
     p.add_argument("--validation-fraction", type=float, default=DEFAULT_VALIDATION_FRACTION,

@@ -34,7 +34,8 @@ def write_outputs(result, out):
     line = param_line(result.method, result.best_params)
     best = {"method": result.method, "params": result.best_params, "dataset": result.dataset,
             "objective": result.objective, "validation_value": result.best_value,
-            "trial": result.best_trial, "trials_finished": len(result.trials),
+            "trial": result.best_trial, "defaults_validation_value": result.defaults_value,
+            "trials_finished": len(result.trials),
             "settings": result.settings, "param_line": line, "xcbench_version": __version__}
     best_path = best_file(out, result.method)
     best_path.write_text(json.dumps(best, indent=2, sort_keys=False) + "\n")
@@ -60,7 +61,8 @@ def write_trials_csv(path, trials: list) -> None:
 
 
 def study_traces(out) -> dict:
-    """{method: (settings, [(trial, value or None)])} for every study in ``out``."""
+    """{method: (settings, [(trial, value or None)], defaults' value or None)} for every
+    study in ``out``."""
     import optuna
     from optuna.trial import TrialState
 
@@ -73,13 +75,14 @@ def study_traces(out) -> dict:
         points = [(t.number, t.value if t.state == TrialState.COMPLETE else None)
                   for t in study.get_trials(deepcopy=False)
                   if t.state in (TrialState.COMPLETE, TrialState.FAIL)]
-        traces[summary.study_name] = (study.user_attrs.get("settings", {}), points)
+        traces[summary.study_name] = (study.user_attrs.get("settings", {}), points,
+                                      study.user_attrs.get("defaults_value"))
     return traces
 
 
 def plot_traces(out, path) -> Path:
-    """Objective vs trial for each study in ``out`` (dots: trials, line: best so far,
-    crosses at the top: failed trials) saved to ``path``."""
+    """Objective vs trial for each study in ``out`` (dots: trials, line: best so far, dashed:
+    the defaults, crosses at the top: failed trials) saved to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -90,7 +93,7 @@ def plot_traces(out, path) -> Path:
     traces = study_traces(out)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     objectives, datasets = set(), set()
-    for i, (method, (settings, points)) in enumerate(sorted(traces.items())):
+    for i, (method, (settings, points, defaults)) in enumerate(sorted(traces.items())):
         objectives.add(settings.get("objective", "objective"))
         datasets.add(settings.get("dataset", "?"))
         color = f"C{i % 10}"
@@ -102,6 +105,9 @@ def plot_traces(out, path) -> Path:
                 best = min(best, v)
                 steps.append((n, best))
             ax.step(*zip(*steps), where="post", color=color, label=f"{method} (best {best:.4g})")
+        if defaults is not None:
+            ax.axhline(defaults, color=color, linestyle="--", linewidth=1,
+                       label=f"{method} defaults ({defaults:.4g})")
         failed = [n for n, v in points if v is None]
         if failed:
             ax.plot(failed, [1.0] * len(failed), "x", color=color,

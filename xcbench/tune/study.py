@@ -3,9 +3,13 @@
 Each trial asks Optuna for parameters in the method's search space, runs them as cells of
 ``execute_plan`` (isolated process, timeout, memory cap, a record in ``OUT/results.jsonl``)
 on the validation split of the dataset (``validation``), one per method seed (``repeats``),
-and tells Optuna the mean objective of their records. The study lives in ``OUT/tune.journal`` (Optuna's journal file storage), so an
-interrupted run resumes where it stopped: a trial left running is re-evaluated (its record
-is reused if it was stored) and the budget counts the trials and seconds already spent.
+and tells Optuna the mean objective of their records. The study lives in
+``OUT/tune.journal`` (Optuna's journal file storage), so an interrupted run resumes where it
+stopped: a trial left running is re-evaluated (its records are reused if they were stored)
+and the budget counts the trials and seconds already spent.
+
+Before the trials, the method's defaults are scored the same way (one more cell, outside the
+budget): the reference every method gets, and the answer when no trial beats them.
 
 Determinism: trial ``n`` is proposed by a fresh TPE sampler seeded from (seed, n), which
 sees only the finished trials before it, so a seed gives the same trials, the same values
@@ -42,17 +46,20 @@ TUNE_OPTIONS = dict(latency_calls=100, latency_warmup=10, throughput_repeats=1,
 
 @dataclass
 class TuneResult:
-    """What a tuning run found: the best parameters, their validation objective, every
-    trial (number, state, value, params, seconds, record keys) and the files written."""
+    """What a tuning run found: the best parameters (``{}`` and ``best_trial`` None when the
+    defaults beat every trial), their validation objective, the defaults' objective (None
+    when not scored or failed), every trial (number, state, value, params, seconds, record
+    keys) and the files written."""
 
     method: str
     dataset: str
     objective: str
     best_params: dict
     best_value: float
-    best_trial: int
+    best_trial: int | None
     trials: list
     settings: dict
+    defaults_value: float | None = None
     files: dict = field(default_factory=dict)
 
 
@@ -65,14 +72,16 @@ def tune(method: str, dataset: str, *, trials: int | None = None,
          time_budget: float | None = None, seed: int = 0, out="xcbench-tune",
          objective: str = "top1_error", validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
          space: dict | None = None, repeats: int = 1, options: RunOptions | None = None,
-         data_dir=None, progress: bool = True, command: str | None = None) -> TuneResult:
+         defaults: bool = True, data_dir=None, progress: bool = True,
+         command: str | None = None) -> TuneResult:
     """Tune ``method`` on ``dataset``'s validation split within a budget of ``trials`` trials
     or ``time_budget`` seconds of trial wall time (default ``DEFAULT_TRIALS`` trials);
     minimise ``objective``, the mean over ``repeats`` fits with the method seeds ``seed``,
     ``seed + 1``, ... (for methods whose result varies with the seed; the validation split
     and the sampler use ``seed``). ``space`` defaults to the method's declared
-    ``search_space``.
-    Writes the trial records, the study and the outputs (``output``) to ``out``."""
+    ``search_space``. With ``defaults``, the method's defaults are scored first, outside the
+    budget, and returned as the best when no trial beats them. Writes the trial records,
+    the study and the outputs (``output``) to ``out``."""
     optuna = require_optuna()
     from .output import write_outputs
 
@@ -98,10 +107,11 @@ def tune(method: str, dataset: str, *, trials: int | None = None,
                  options, out, data_dir, command, progress)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = loop.open_study()
+    reference = loop.score_defaults(study) if defaults else None
     loop.finish_interrupted(study)
     while (left := loop.budget_left(study, trials, time_budget)) > 0:
         loop.run_trial(study, left if time_budget is not None else None)
-    return write_outputs(loop.result(study, trials, time_budget), out)
+    return write_outputs(loop.result(study, trials, time_budget, reference), out)
 
 
 def spec_space(spec) -> dict:
@@ -184,15 +194,7 @@ class _Loop:
         """Run ``trial`` with ``params`` as a cell and tell the study its value."""
         from optuna.trial import TrialState
 
-        t0 = time.perf_counter()
-        records = self.evaluate(params, timeout)
-        # the cells' wall time (fit + validation measurement; the same when their records
-        # are reused on resuming): what a time budget counts
-        seconds = sum(r.get("wall_seconds") or 0.0 for r in records) \
-            or time.perf_counter() - t0
-        values = [objective_value(r, self.settings["objective"]) for r in records]
-        value = None if None in values else float(np.mean(values))
-        status = next((r["status"] for r in records if r["status"] != "ok"), "ok")
+        records, value, status, seconds = self.score(params, timeout)
         trial.set_user_attr("params", params)
         trial.set_user_attr("seconds", seconds)
         trial.set_user_attr("status", status)
@@ -203,6 +205,31 @@ class _Loop:
             study.tell(trial, value)
         if self.progress:
             self._print(study, trial.number, params, value, status)
+
+    def score_defaults(self, study) -> float | None:
+        """Score the method's defaults like a trial (outside the budget); keep the value in
+        the study for the trace plot and return it (None when the cells failed)."""
+        _, value, status, _ = self.score({}, self.options.timeout)
+        study.set_user_attr("defaults_value", value)
+        if self.progress:
+            result = (f"{self.settings['objective']} {value:.4g}" if value is not None
+                      else status.upper())
+            print(f"{self.spec.name} defaults: {result}", file=sys.stderr, flush=True)
+        return value
+
+    def score(self, params: dict, timeout: float):
+        """(records, mean objective or None, status, seconds) of ``params``: ``status`` is
+        the first one not ``ok``; ``seconds`` the cells' wall time (fit + validation
+        measurement, the same when records are reused on resuming), what a time budget
+        counts."""
+        t0 = time.perf_counter()
+        records = self.evaluate(params, timeout)
+        seconds = sum(r.get("wall_seconds") or 0.0 for r in records) \
+            or time.perf_counter() - t0
+        values = [objective_value(r, self.settings["objective"]) for r in records]
+        value = None if None in values else float(np.mean(values))
+        status = next((r["status"] for r in records if r["status"] != "ok"), "ok")
+        return records, value, status, seconds
 
     def evaluate(self, params: dict, timeout: float) -> list[dict]:
         """The records of the cells of the method with ``params`` on the validation split,
@@ -234,21 +261,25 @@ class _Loop:
         print(f"{self.spec.name} trial {number}: {shown}: {result}{tail}", file=sys.stderr,
               flush=True)
 
-    def result(self, study, trials, time_budget) -> TuneResult:
+    def result(self, study, trials, time_budget, reference) -> TuneResult:
         complete = _completed(study)
-        if not complete:
+        if not complete and reference is None:
             raise RuntimeError(f"no trial of {self.spec.name!r} finished ok; see the errors "
                                f"in {self.out}/results.jsonl (xcbench report --out {self.out})")
-        best = min(complete, key=lambda t: (t.value, t.number))
+        best = min(complete, key=lambda t: (t.value, t.number)) if complete else None
         rows = [{"number": t.number, "state": t.state.name, "value": t.value,
                  "params": t.user_attrs.get("params", dict(t.params)),
                  "seconds": t.user_attrs.get("seconds"), "status": t.user_attrs.get("status"),
                  "records": t.user_attrs.get("records", [])} for t in _finished(study)]
         budget = {"trials": trials} if trials is not None else {"seconds": time_budget}
-        return TuneResult(self.spec.name, self.settings["dataset"],
-                          self.settings["objective"], best.user_attrs["params"], best.value,
-                          best.number, rows, {**self.settings, "budget": budget,
-                                              "validation_dataset": self.dataset_name})
+        settings = {**self.settings, "budget": budget, "validation_dataset": self.dataset_name}
+        if best is None or reference is not None and reference <= best.value:
+            return TuneResult(self.spec.name, self.settings["dataset"],
+                              self.settings["objective"], {}, reference, None, rows, settings,
+                              reference)
+        return TuneResult(self.spec.name, self.settings["dataset"], self.settings["objective"],
+                          best.user_attrs["params"], best.value, best.number, rows, settings,
+                          reference)
 
 
 def _finished(study) -> list:
