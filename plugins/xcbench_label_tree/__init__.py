@@ -10,6 +10,27 @@ __version__ = "0.1.0"
 __all__ = ["LabelTree", "LabelEmbeddingTree"]
 
 
+#: what `xcbench tune` searches (docs/tuning.md): the tree's structure and branching, the loss,
+#: the node solver and that solver's own parameters
+LABEL_TREE_SEARCH_SPACE = {
+    "structure": {"choices": ["kmeans", "random"]},
+    "branching": {"low": 2, "high": 128, "log": True, "int": True},
+    "loss": {"choices": ["tree", "independent"]},
+    "solver": {"choices": ["sgd", "liblinear"]},
+    "lr": {"low": 1e-3, "high": 1.0, "log": True, "when": {"solver": "sgd"}},
+    "epochs": {"low": 1, "high": 10, "int": True, "when": {"solver": "sgd"}},
+    "C": {"low": 1e-2, "high": 1e2, "log": True, "when": {"solver": "liblinear"}},
+}
+LABEL_EMBEDDING_TREE_SEARCH_SPACE = {
+    "structure": {"choices": ["kmeans", "random"]},
+    "branching": {"low": 2, "high": 128, "log": True, "int": True},
+    "embedding_dim": {"low": 16, "high": 512, "log": True, "int": True},
+    "loss": {"choices": ["tree", "softmax"]},
+    "lr": {"low": 1e-3, "high": 1.0, "log": True},
+    "epochs": {"low": 1, "high": 10, "int": True},
+}
+
+
 @xcbench.hookimpl
 def register_methods(register):
     register(MethodSpec(
@@ -19,6 +40,7 @@ def register_methods(register):
                     "random), hinge-trained node scorers (tree loss or independent; SGD, or "
                     "LIBLINEAR node by node with exact weights), greedy descent",
         factory=LabelTree,
+        search_space=LABEL_TREE_SEARCH_SPACE,
     ))
     register(MethodSpec(
         name="label_embedding_tree",
@@ -26,4 +48,5 @@ def register_methods(register):
         description="label embedding tree: z = Wx once, node scores z.V_s, W and V trained "
                     "jointly on the tree loss, greedy descent",
         factory=LabelEmbeddingTree,
+        search_space=LABEL_EMBEDDING_TREE_SEARCH_SPACE,
     ))

@@ -228,6 +228,10 @@ class MethodSpec:
     ``param_grid`` maps parameter names to lists of values the runner sweeps by default.
     ``query_params`` maps query-time parameter names (changed with ``set_params`` after
     fitting, e.g. a decoder) to the values the runner measures on one fitted model.
+    ``search_space`` maps parameter names to what ``xcbench tune`` searches: a range
+    ``{"low": 1e-3, "high": 1e2, "log": True}`` (``"int": True`` for integers) or
+    ``{"choices": [...]}``, optionally ``"when": {"solver": "sgd"}``
+    (``xcbench.contract.search_space``; docs/tuning.md).
     """
 
     name: str
@@ -238,11 +242,15 @@ class MethodSpec:
     param_grid: dict[str, list] = field(default_factory=dict)
     query_params: dict[str, list] = field(default_factory=dict)
     plugin: str = ""
+    search_space: dict[str, dict] = field(default_factory=dict)
 
     def __post_init__(self):
+        from .search_space import check_search_space
+
         if self.family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
         self.validate_params({**self.default_params, **self.param_grid, **self.query_params})
+        check_search_space(self.search_space, self, values=False)
 
     def valid_params(self) -> list[str]:
         """Names of the hyperparameters the factory accepts."""
