@@ -34,10 +34,10 @@ def test_describe_method_lists_parameters_defaults_and_constraints(capsys):
     assert "Softmax tree trained by TAO" in out  # the class docstring's first paragraph
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")
              and len(line.split()) > 2}
-    assert lines["k"].split()[1:] == ["50", "int", "in", "[1,", "inf)"]
+    assert lines["k"].split()[1:] == ["auto", "int", "in", "[1,", "inf)", "or", "'auto'"]
     assert "one of {'01', 'ce-beta', 'ce-drop'}" in lines["loss"]
     assert "query-time parameters (changed on a fitted model, no refit): none" in out
-    assert "xcbench run --methods st --param st:k=50,100" in out
+    assert "xcbench run --methods st --param st:beta=10,100" in out  # first numeric default
 
 
 def test_describe_method_marks_query_time_parameters(capsys):
@@ -146,7 +146,7 @@ def test_progress_line_shows_effective_parameter_values():
     assert "{}" not in line and " on synthetic-small seed 1: top-1 error 25.0%" in line
     assert one_line(_record("st", {"alpha": 0.1, "k": 7})).startswith(
         f"st alpha=0.1 k=7 depth={defaults['depth']} n_iter=")
-    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1 max_iter=100 "
+    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1 max_iter=auto "
         "tol=0.0001 solver=auto on synthetic-small seed 1: ERROR Boom: bad")
 
 
