@@ -116,17 +116,18 @@ def test_st_rule_dense_input_keeps_the_paper_tree_and_deepens_only_when_needed()
     """Dense: random init, 20 passes, k = 50, depth max(8, ceil(log2(K / 50)))."""
     for K, depth in ((26, 8), (1_000, 8), (12_800, 8), (12_801, 9), (100_000, 11)):
         got = resolve_st(AUTO_ST, _shape(K, sparse=False))
-        assert got == {"init": "random", "n_iter": 20, "k": 50, "depth": depth, "alpha": 1.0,
+        assert got == {"init": "random", "n_iter": 20, "k": 50, "depth": depth, "alpha": 0.1,
                        **LBFGSB}
     assert resolve_st({**AUTO_ST, "k": 300}, _shape(105_033, False))["depth"] == 9  # ODP
 
 
-def test_st_rule_alpha_follows_the_row_norm():
-    """Rows of small norm (histograms: aloi27d 0.92, leaves100 0.32) need large weights:
-    alpha 0.01; letter (26), synthetic (12), binary sparse rows (4): alpha 1.0."""
-    for norm, alpha in ((0.32, 0.01), (0.92, 0.01), (1.99, 0.01), (2.0, 1.0), (26.0, 1.0)):
+def test_st_rule_alpha_follows_sparsity_and_the_row_norm():
+    """Sparse rows: 1.0. Dense rows of small norm (histograms: aloi27d 0.92, leaves100 0.32)
+    need large weights: 0.01; other dense rows (letter 26, synthetic 12): 0.1."""
+    for norm, alpha in ((0.32, 0.01), (0.92, 0.01), (1.99, 0.01), (2.0, 0.1), (26.0, 0.1)):
         assert resolve_st(AUTO_ST, _shape(100, False, norm))["alpha"] == alpha
-    assert resolve_st(AUTO_ST, DataShape.from_sizes(100, 5, 500, 3))["alpha"] == 1.0
+        assert resolve_st(AUTO_ST, _shape(100, True, norm))["alpha"] == 1.0
+    assert resolve_st(AUTO_ST, DataShape.from_sizes(100, 5, 500, 3))["alpha"] == 0.1
 
 
 def test_st_rule_leaves_explicit_values_alone():
@@ -161,7 +162,7 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     st = SoftmaxTree(k=3, n_iter=2, random_state=0).fit(X, y)
     assert set(st.resolved_params_) == {"depth", "alpha", "init", *LBFGSB}
     assert st.resolved_params_["depth"] == st.depth_ == 8
-    assert st.resolved_params_["alpha"] == st.alpha_ == 1.0
+    assert st.resolved_params_["alpha"] == st.alpha_ == 0.1
     assert st.resolved_params_["init"] == "random"
     Xs = sp.csr_matrix(np.abs(X))
     st = SoftmaxTree(random_state=0).fit(Xs, y)
@@ -169,7 +170,7 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     assert st.resolved_params_["init"] == "cluster" and len(st.objective_curve_) == 1
     ast = AdaptiveSoftmaxTree(initial_iter=1, max_stages=1, global_iter=1,
                               random_state=0).fit(X, y)
-    assert ast.resolved_params_ == {"depth0": 2, "k0": 2, "init": "random", "alpha": 1.0,
+    assert ast.resolved_params_ == {"depth0": 2, "k0": 2, "init": "random", "alpha": 0.1,
                                     **LBFGSB}
     searched = SoftmaxTree(**SMALL, alpha="search").fit(X, y)
     assert searched.resolved_params_["alpha"] == searched.alpha_

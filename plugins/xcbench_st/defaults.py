@@ -9,10 +9,11 @@ the measurements behind them are in docs/methods/softmax-tree.md ("Defaults by r
   one TAO pass, leaves of up to 100 classes, depth ceil(log2(K / 100)) + 1 (about 3 leaf
   slots per class; the p50 at K = 1e5 stays within 2x that at 1e3);
 - dense input: random initial tree, 20 TAO passes, k = 50, depth max(8, ceil(log2(K / k)));
-- alpha (l1 strength, sum-of-losses scale): 0.01 when the median row norm is below
-  SMALL_ROW_NORM (histogram-like features, whose weights must be large), else 1.0. It is the
-  validation search's choice, or within its noise, on every dataset it was run on, at none
-  of its 2-5x fit cost; ``alpha="search"`` still runs the search (``alpha_search.py``).
+- alpha (l1 strength, sum-of-losses scale): 1.0 on sparse input; on dense input 0.01 when
+  the median row norm is below SMALL_ROW_NORM (histogram-like features, whose weights must be
+  large), else 0.1. It is the validation search's choice, or within 0.7 points of it, on
+  every dataset the search was run on, at none of its 2-5x fit cost; ``alpha="search"``
+  still runs the search (``alpha_search.py``).
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-SMALL_ROW_NORM = 2.0  # below: alpha 0.01 (aloi27d 0.92, leaves100 0.32); above: 1.0
-SMALL_ALPHA, LARGE_ALPHA = 0.01, 1.0
+SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
+SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
 SPARSE_LEAF_CLASSES = 100  # k on sparse input
 DENSE_LEAF_CLASSES = 50  # k on dense input (the paper's PTB value)
 MIN_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
@@ -65,11 +66,13 @@ def log2_ceil(x: float) -> int:
 
 
 def rule_alpha(shape: DataShape) -> float:
-    """0.01 for rows of small norm (their weights must be large), else 1.0; 1.0 when the
-    norm is unknown (an ``estimate_memory`` call: alpha does not change the estimate)."""
+    """Sparse input: 1.0. Dense: 0.01 for rows of small norm (their weights must be large),
+    else 0.1; 0.1 when the norm is unknown (``estimate_memory``: alpha does not change it)."""
+    if shape.sparse:
+        return SPARSE_ALPHA
     if shape.row_norm is not None and shape.row_norm < SMALL_ROW_NORM:
         return SMALL_ALPHA
-    return LARGE_ALPHA
+    return DENSE_ALPHA
 
 
 def rule_k(shape: DataShape) -> int:
