@@ -34,10 +34,10 @@ def test_describe_method_lists_parameters_defaults_and_constraints(capsys):
     assert "Softmax tree trained by TAO" in out  # the class docstring's first paragraph
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")
              and len(line.split()) > 2}
-    assert lines["k"].split()[1:] == ["auto", "int", "in", "[1,", "inf)", "or", "'auto'"]
+    assert lines["k"].split()[1:] == ["50", "int", "in", "[1,", "inf)"]
     assert "one of {'01', 'ce-beta', 'ce-drop'}" in lines["loss"]
     assert "query-time parameters (changed on a fitted model, no refit): none" in out
-    assert "xcbench run --methods st --param st:beta=10,100" in out  # first numeric default
+    assert "xcbench run --methods st --param st:k=50,100" in out
 
 
 def test_describe_method_marks_query_time_parameters(capsys):

@@ -6,9 +6,9 @@ median row norm) and return the value of every parameter given as ``"auto"``. Th
 the measurements behind them are in docs/methods/softmax-tree.md ("Defaults by rule"):
 
 - sparse input (CSR, high-dimensional): clustered initial tree (the paper's Algorithm 2),
-  one TAO pass, leaves of up to 100 classes, depth ceil(log2(K / 100)) + 1 (about 3 leaf
-  slots per class; the p50 at K = 1e5 stays within 2x that at 1e3);
-- dense input: random initial tree, 20 TAO passes, k = 50, depth max(8, ceil(log2(K / k)));
+  one TAO pass, depth ceil(log2(K / k)) + 1 (about 2 leaf slots of k classes per class,
+  the reports/scaling setting);
+- dense input: random initial tree, 20 TAO passes, depth max(8, ceil(log2(K / k)));
 - alpha (l1 strength, sum-of-losses scale): 1.0 on sparse input; on dense input 0.01 when
   the median row norm is below SMALL_ROW_NORM (histogram-like features, whose weights must be
   large), else 0.1. It is the validation search's choice, or within 0.7 points of it, on
@@ -25,8 +25,7 @@ import scipy.sparse as sp
 
 SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
-SPARSE_LEAF_CLASSES = 100  # k on sparse input
-DENSE_LEAF_CLASSES = 50  # k on dense input (the paper's PTB value)
+AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
 MIN_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
 DENSE_PASSES, SPARSE_PASSES = 20, 1
 
@@ -75,10 +74,6 @@ def rule_alpha(shape: DataShape) -> float:
     return DENSE_ALPHA
 
 
-def rule_k(shape: DataShape) -> int:
-    return SPARSE_LEAF_CLASSES if shape.sparse else DENSE_LEAF_CLASSES
-
-
 def rule_depth(shape: DataShape, k: int) -> int:
     """Sparse: ceil(log2(K / k)) + 1, at least 1; dense: max(8, ceil(log2(K / k))); <= 30."""
     need = log2_ceil(shape.n_classes / k)
@@ -100,18 +95,15 @@ def _solvers(params: dict, shape: DataShape) -> dict:
 
 
 def resolve_st(params: dict, shape: DataShape) -> dict:
-    """{name: value} for each of st's ``"auto"`` parameters (init, n_iter, k, depth, alpha,
-    the solvers)."""
+    """{name: value} for each of st's ``"auto"`` parameters (init, n_iter, depth, alpha, the
+    solvers); ``k`` is a number (default 50, the paper's PTB value)."""
     out = _solvers(params, shape)
     if params.get("init") == "auto":
         out["init"] = "cluster" if shape.sparse else "random"
     if params.get("n_iter") == "auto":
         out["n_iter"] = SPARSE_PASSES if shape.sparse else DENSE_PASSES
-    k = rule_k(shape) if params.get("k") == "auto" else int(params["k"])
-    if params.get("k") == "auto":
-        out["k"] = k
     if params.get("depth") == "auto":
-        out["depth"] = rule_depth(shape, k)
+        out["depth"] = rule_depth(shape, int(params["k"]))
     if params.get("alpha") == "auto":
         out["alpha"] = rule_alpha(shape)
     return out
@@ -125,7 +117,7 @@ def resolve_ast(params: dict, shape: DataShape) -> dict:
     sparse = shape.sparse
     rules = {
         "init": "cluster" if sparse else "random",
-        "depth0": (max(1, log2_ceil(shape.n_classes / SPARSE_LEAF_CLASSES) + 1)
+        "depth0": (max(1, log2_ceil(shape.n_classes / AST_LEAF_CLASSES) + 1)
                    if sparse else 2),
         "initial_iter": 1 if sparse else 10,
         "global_iter": 1 if sparse else 5,
@@ -136,6 +128,6 @@ def resolve_ast(params: dict, shape: DataShape) -> dict:
     out.update(_solvers(params, shape))
     if params.get("k0") == "auto":
         depth0 = out.get("depth0", params.get("depth0"))
-        out["k0"] = (SPARSE_LEAF_CLASSES if sparse
+        out["k0"] = (AST_LEAF_CLASSES if sparse
                      else math.ceil(shape.n_classes / 2 ** int(depth0)))
     return out

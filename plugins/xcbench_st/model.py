@@ -164,7 +164,7 @@ class SoftmaxTree(TreeInference, Method):
     ``alpha_search.py``), ``n_iter`` TAO
     passes, ``loss`` (``"01"`` default, ``"ce-beta"`` = ST+ with ``beta``, ``"ce-drop"``),
     ``init`` (``"random"`` or ``"cluster"``: the paper's Algorithm 2, ST dagger).
-    ``k``, ``depth``, ``alpha``, ``n_iter`` and ``init`` default to ``"auto"``: a rule on the
+    ``depth``, ``alpha``, ``n_iter`` and ``init`` default to ``"auto"``: a rule on the
     data's shape (``defaults.resolve_st``; docs/methods/softmax-tree.md), resolved at fit
     into ``resolved_params_`` (and ``depth_``, ``alpha_``). Further:
     ``leaf_max_iter`` / ``node_max_iter`` (solver iterations per node problem and pass,
@@ -190,13 +190,13 @@ class SoftmaxTree(TreeInference, Method):
     _parameter_constraints = {
         **SHARED_CONSTRAINTS,
         "alpha": [*SHARED_CONSTRAINTS["alpha"], StrOptions({"auto", "search"})],
-        "k": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "k": [Interval(Integral, 1, None, closed="left")],
         "depth": [Interval(Integral, 0, 30, closed="both"), StrOptions({"auto"})],
         "n_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "init": [StrOptions({*INITS, "auto"})],
     }
 
-    def __init__(self, k="auto", depth="auto", alpha="auto", n_iter="auto", loss="01",
+    def __init__(self, k=50, depth="auto", alpha="auto", n_iter="auto", loss="01",
                  beta=100.0, init="auto", leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
                  leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
