@@ -8,11 +8,11 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 import xcbench
 from xcbench import DatasetSpec, Method, MethodSpec, Source
 from xcbench.cli import EXIT_USAGE, main
-from xcbench.method_params import (constraint_text, effective_params, method_defaults,
+from xcbench.contract.method_params import (constraint_text, effective_params, method_defaults,
                                    params_summary, value_text)
-from xcbench.plan import parse_value
-from xcbench.plugins import get_method_spec, register_plugin
-from xcbench.runner import one_line
+from xcbench.run.plan import parse_value
+from xcbench.contract.plugins import get_method_spec, register_plugin
+from xcbench.run.runner import one_line
 
 
 def test_constraints_read_as_ranges_and_choices():
@@ -161,7 +161,7 @@ def test_values_with_a_leading_zero_stay_strings():
 
 
 def test_a_sweep_of_loss_01_reaches_st_as_the_string():
-    from xcbench.plan import expand_plan, parse_param_overrides
+    from xcbench.run.plan import expand_plan, parse_param_overrides
 
     cells = expand_plan(["st"], ["synthetic-small"],
                         param_overrides=parse_param_overrides(["st:loss=01,ce-beta"]))

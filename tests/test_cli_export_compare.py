@@ -8,8 +8,8 @@ import math
 import pytest
 
 from xcbench.cli import EXIT_USAGE, main
-from xcbench.compare import geometric_mean, match_cells, ratio
-from xcbench.results import SCHEMA_VERSION, ResultStore
+from xcbench.store.compare import geometric_mean, match_cells, ratio
+from xcbench.store.results import SCHEMA_VERSION, ResultStore
 
 
 def record(method, params, dataset="letter", seed=0, *, error=0.2, p50=0.1, fit=2.0,

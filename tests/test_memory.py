@@ -1,6 +1,6 @@
 import pytest
 
-from xcbench.memory import default_memory_limit, format_gb, parse_size
+from xcbench.run.memory import default_memory_limit, format_gb, parse_size
 
 
 def test_parse_size_units():

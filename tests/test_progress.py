@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 import xcbench
-from xcbench.cell_job import CellJob, cached_dataset
-from xcbench.executors import LocalExecutor
-from xcbench.isolation import run_in_child
-from xcbench.plan import Cell
-from xcbench.plugins import register_plugin
-from xcbench.progress import (PhaseBoard, estimate_remaining, format_eta, phase_board,
+from xcbench.run.cell_job import CellJob, cached_dataset
+from xcbench.run.executors import LocalExecutor
+from xcbench.run.isolation import run_in_child
+from xcbench.run.plan import Cell
+from xcbench.contract.plugins import register_plugin
+from xcbench.run.progress import (PhaseBoard, estimate_remaining, format_eta, phase_board,
                               report_phase)
-from xcbench.runner import RunOptions, execute_plan
+from xcbench.run.runner import RunOptions, execute_plan
 
 
 def test_eta_is_unknown_until_a_cell_finishes():

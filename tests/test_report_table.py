@@ -40,8 +40,8 @@ def test_rows_show_parameter_values_not_just_defaults():
 
 
 def test_records_store_the_values_the_run_used():
-    from xcbench.plugins import get_method_spec
-    from xcbench.results import effective_params
+    from xcbench.contract.plugins import get_method_spec
+    from xcbench.store.results import effective_params
 
     spec = get_method_spec("ova")
     used = effective_params(spec, {"C": 0.5}, {})

@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
                                    logistic_node, multiclass_hinge_node, table_writer)

@@ -14,7 +14,7 @@ from . import chunked_lbfgs
 from .chunked_lbfgs import fit_chunked_lbfgs
 from .defaults import AUTO_MEMORY_BYTES, DataShape, resolve_flat
 from .scoring import linear_scores, log_normalise_rows
-from xcbench.method import Method, check_labels, check_X, topk_from_scores
+from xcbench.contract.method import Method, check_labels, check_X, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
 

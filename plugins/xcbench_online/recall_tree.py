@@ -47,7 +47,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, new_table, weights_only
 from xcbench.tree.weights import DIRECT

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 
 from .optional import require
 

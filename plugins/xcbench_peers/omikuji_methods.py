@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 
 from .optional import require
 from .text_features import feature_pairs_text

@@ -16,7 +16,7 @@ from joblib import delayed
 from threadpoolctl import threadpool_limits
 
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 
 from .defaults import DataShape, resolve_ast
 from .init import INITS, initial_tree

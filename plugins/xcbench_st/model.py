@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 
 from . import kernels

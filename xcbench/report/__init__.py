@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..results import ResultStore
+from ..store.results import ResultStore
 from .columns import select_columns
 from .plot import (dataset_families, error_vs_latency_plot, error_vs_path_cost_plot,
                    latency_vs_k_plot, metric_plot)

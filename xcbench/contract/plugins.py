@@ -140,7 +140,7 @@ def lookup(specs: dict, name: str, kind: str):
     """``specs[name]``; KeyError naming the unknown ``kind``, the registered names close to
     it ("did you mean") and all the registered ones."""
     if name not in specs:
-        from .suggest import did_you_mean
+        from ..suggest import did_you_mean
 
         raise KeyError(f"unknown {kind} {name!r}{did_you_mean(name, specs)}; registered "
                        f"{kind}s: {', '.join(sorted(specs)) or '(none)'} "

@@ -8,7 +8,7 @@ PROBLEMS = ("gaussian", "word-ids")
 def parse_check_params(items) -> dict:
     """``["C=0.5", "solver=lbfgs"]`` -> {"C": 0.5, "solver": "lbfgs"}; ValueError naming a
     malformed item."""
-    from .plan import parse_value
+    from ..run.plan import parse_value
 
     params = {}
     for item in items or []:
@@ -20,10 +20,10 @@ def parse_check_params(items) -> dict:
 
 
 def cmd_check(args) -> int:
-    from .cli import EXIT_CELL_FAILED, EXIT_OK
-    from .plan import check_param_names
-    from .plugins import get_method_spec
-    from .testing import gaussian_problem, run_checks, word_id_problem
+    from .exit_codes import EXIT_CELL_FAILED, EXIT_OK
+    from ..run.plan import check_param_names
+    from ..contract.plugins import get_method_spec
+    from ..testing import gaussian_problem, run_checks, word_id_problem
 
     spec = get_method_spec(args.method)
     params = parse_check_params(args.param)

@@ -11,9 +11,8 @@ import json
 import math
 from dataclasses import dataclass
 
+from ..contract.method_params import canonical_params, value_text
 from .export import add_output_options, rows_to_csv, stored_records, write_output
-from .method_params import value_text
-from .plan import canonical_params
 
 FORMATS = ("markdown", "csv")
 

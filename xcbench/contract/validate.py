@@ -2,7 +2,7 @@
 invalid output becomes the cell's ``error`` record instead of being measured).
 
 Each function raises ValueError with a message naming what is wrong with a method's output;
-it returns None when the output follows the contract (see ``xcbench.method``).
+it returns None when the output follows the contract (see ``xcbench.contract.method``).
 """
 from __future__ import annotations
 

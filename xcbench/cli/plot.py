@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .report.columns import column_names_help
+from ..report.columns import column_names_help
+from .common import add_common
 
 QUANTITIES = ("quantities (for --x, --y and --columns):\n" + column_names_help())
 
@@ -27,9 +28,9 @@ def plot_file(out: Path, x: str, y: str, dataset: str) -> Path:
 
 def cmd_plot(args) -> int:
     """Save one plot of --y against --x per dataset (or the one --dataset); 0 on success."""
-    from .report.columns import get_column
-    from .report.plot import metric_plot
-    from .results import ResultStore
+    from ..report.columns import get_column
+    from ..report.plot import metric_plot
+    from ..store.results import ResultStore
 
     xcol, ycol = get_column(args.x, "--x"), get_column(args.y, "--y")
     out = Path(args.out)
@@ -62,8 +63,6 @@ def cmd_plot(args) -> int:
 
 def add_parser(subparsers) -> None:
     """Register the ``plot`` subcommand on ``subparsers``."""
-    from .cli import _add_common
-
     plot = subparsers.add_parser(
         "plot", help="plot any two measured quantities of stored results",
         description="Plot --y against --x for each dataset in OUT/results.jsonl: one point "
@@ -78,5 +77,5 @@ def add_parser(subparsers) -> None:
                       help="plot only this dataset (default: one plot per dataset)")
     plot.add_argument("--output", default=None, metavar="FILE.png",
                       help="file to write (one dataset only; default: OUT/Y_vs_X-DATASET.png)")
-    _add_common(plot, data=False)
+    add_common(plot, data=False)
     plot.set_defaults(func=cmd_plot)

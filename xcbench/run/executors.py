@@ -1,9 +1,9 @@
 """Executors: who runs the cells of a plan.
 
-An executor takes cell jobs (:class:`~xcbench.cell_job.CellJob`) and yields each with its
+An executor takes cell jobs (:class:`~xcbench.run.cell_job.CellJob`) and yields each with its
 outcome as it finishes; the runner turns outcomes into records and appends them to the one
 store. ``local`` (the default) runs one isolated cell at a time on this machine; ``dask``
-runs them on a Dask cluster (see :mod:`xcbench.dask_executor`, imported only when chosen).
+runs them on a Dask cluster (see :mod:`xcbench.run.dask_executor`, imported only when chosen).
 """
 from __future__ import annotations
 

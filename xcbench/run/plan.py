@@ -1,16 +1,18 @@
 """Plans: the cells (method x params x dataset x seed) a run measures, and the ``--param``
 grammar that sweeps parameters.
 
-Equal parameter values are one cell (``C=1`` and ``C=1.0``; keys use :func:`canonical_params`), and each cell's
+Equal parameter values are one cell (``C=1`` and ``C=1.0``; keys use
+:func:`~xcbench.contract.method_params.canonical_params`), and each cell's
 methods are built and their parameters validated before any cell runs.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 from sklearn.model_selection import ParameterGrid
+
+from ..contract.method_params import canonical_params, canonical_value  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)
@@ -32,24 +34,6 @@ class Cell:
     def run_params(self) -> list[dict]:
         """The params of each record this cell produces: build params + one query combo."""
         return [{**dict(self.params), **dict(q)} for q in self.queries]
-
-
-def canonical_value(value):
-    """One spelling per value: numpy scalars become Python ones and a float holding an
-    integer becomes that int (``1.0`` -> ``1``); booleans, strings and None are kept."""
-    if hasattr(value, "item") and not isinstance(value, (list, tuple, dict)):
-        value = value.item()
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() \
-            and abs(value) < 2 ** 53:
-        return int(value)
-    if isinstance(value, (list, tuple)):
-        return tuple(canonical_value(v) for v in value)
-    return value
-
-
-def canonical_params(params: dict) -> dict:
-    """``params`` with every value canonicalised (see :func:`canonical_value`)."""
-    return {k: canonical_value(v) for k, v in params.items()}
 
 
 def _split(text: str) -> list[str]:
@@ -120,12 +104,12 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
     raise KeyError/ValueError listing what is valid. Equal values (``1`` and ``1.0``) give
     one cell.
     """
-    from .plugins import get_method_spec
+    from ..contract.plugins import get_method_spec
 
     param_overrides = param_overrides or {}
     unknown = sorted(set(param_overrides) - set(methods))
     if unknown:
-        from .suggest import did_you_mean
+        from ..suggest import did_you_mean
 
         raise ValueError("parameters given for method(s) not in the plan: " + ", ".join(
             f"{name!r}{did_you_mean(name, methods)}" for name in unknown)
@@ -153,7 +137,7 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
 def check_param_names(spec, names) -> None:
     """ValueError naming each of ``names`` that ``spec``'s method does not take, with the
     valid names close to it ("did you mean") and all the valid ones."""
-    from .suggest import did_you_mean
+    from ..suggest import did_you_mean
 
     valid = spec.valid_params()
     unknown = [n for n in dict.fromkeys(names) if n not in valid]
@@ -177,7 +161,7 @@ def validate_cells(cells: list[Cell]) -> None:
     """Build each cell's method with each of its query combinations and check the values
     with scikit-learn's ``_validate_params`` where the method declares
     ``_parameter_constraints``; raise ValueError naming every bad cell, before any work."""
-    from .plugins import get_method_spec
+    from ..contract.plugins import get_method_spec
 
     problems = []
     for cell in dict.fromkeys((c.method, c.params, c.queries) for c in cells):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from .method_params import REQUIRED, method_parameters, value_text
+from ..contract.method_params import REQUIRED, method_parameters, value_text
 
 KINDS = ("method", "dataset")
 #: a generated dataset is built by ``describe`` to show its shape up to this many values
@@ -105,8 +105,8 @@ def dataset_shape(spec, status: str, where: Path) -> str:
 def describe_dataset(spec, data_dir=None) -> str:
     """A readable page about the registered dataset ``spec``: description, status in the
     data directory, shape (when cheap), provenance and sources."""
-    from .data import data_dir as resolve
-    from .data.status import dataset_status
+    from ..data import data_dir as resolve
+    from ..data.status import dataset_status
 
     where = resolve(data_dir)
     status = dataset_status(spec, where)
@@ -144,10 +144,10 @@ def describe(name: str, kind: str | None = None, data_dir=None,
              full_doc: bool = False) -> str:
     """The description of the method and/or dataset called ``name`` (``kind`` picks one
     when a name is both); KeyError with close names when there is neither."""
-    from .plugins import dataset_specs, lookup, method_specs
+    from ..contract.plugins import dataset_specs, lookup, method_specs
 
     if name.startswith("file:") and kind != "method":  # the user's files (docs/own-data.md)
-        from .data import get_dataset_spec
+        from ..data import get_dataset_spec
 
         return describe_dataset(get_dataset_spec(name), data_dir)
     methods, datasets = method_specs(), dataset_specs()
@@ -158,7 +158,7 @@ def describe(name: str, kind: str | None = None, data_dir=None,
     pages = ([describe_method(methods[name], full_doc)] if name in methods else []) \
         + ([describe_dataset(datasets[name], data_dir)] if name in datasets else [])
     if not pages:
-        from .suggest import did_you_mean
+        from ..suggest import did_you_mean
 
         raise KeyError(f"no method or dataset is called {name!r}"
                        f"{did_you_mean(name, [*methods, *datasets])}; see `xcbench list "

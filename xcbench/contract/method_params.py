@@ -1,8 +1,10 @@
 """What a registered method's parameters are: defaults, readable constraints, which are
-query-time, and the effective values of a run (its params over the defaults)."""
+query-time, the effective values of a run (its params over the defaults) and the one
+canonical spelling of a value (``C=1`` and ``C=1.0`` are one cell, one record key)."""
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -122,6 +124,24 @@ def _interval_text(c) -> str:
 
 def _number(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def canonical_value(value):
+    """One spelling per value: numpy scalars become Python ones and a float holding an
+    integer becomes that int (``1.0`` -> ``1``); booleans, strings and None are kept."""
+    if hasattr(value, "item") and not isinstance(value, (list, tuple, dict)):
+        value = value.item()
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() \
+            and abs(value) < 2 ** 53:
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(canonical_value(v) for v in value)
+    return value
+
+
+def canonical_params(params: dict) -> dict:
+    """``params`` with every value canonicalised (see :func:`canonical_value`)."""
+    return {k: canonical_value(v) for k, v in params.items()}
 
 
 def value_text(value) -> str:

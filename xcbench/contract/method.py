@@ -22,6 +22,8 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
   peak bytes ``fit`` needs beyond the data itself, from the problem's shape and the method's
   hyperparameters (callable before ``fit``). The runner refuses a cell whose estimate exceeds
   its memory limit. Optional: the default returns None (unknown).
+- ``resolved_params_``: optional, set by ``fit``: for each ``"auto"`` parameter, the value
+  chosen from the data; the runner stores it and shows it in ``effective_params``.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from .kernels import max_abs
+from ..kernels import max_abs
 
 FAMILIES = ("flat", "tree", "embedding")
 

@@ -37,7 +37,7 @@ def run_key(method: str, params: dict, dataset: str, dataset_checksum: str, seed
     """A stable 16-hex-digit key for one measurement: the method, its canonical params
     (``C=1`` and ``C=1.0`` give one key), the dataset and its checksum, the seed, the
     xcbench version and the measuring run options (``KEYED_OPTIONS``)."""
-    from .plan import canonical_params
+    from ..contract.method_params import canonical_params
 
     payload = json.dumps({"method": method, "params": canonical_params(params),
                           "dataset": dataset, "dataset_checksum": dataset_checksum,
@@ -67,9 +67,19 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
         "seed": seed, "status": status, "error": error, "started_at": started_at,
         "wall_seconds": wall_seconds, "dataset_stats": dataset.stats,
         "environment": environment, "command": command, "run_options": options,
-        "effective_params": effective_params(spec, params, query_params),
+        "effective_params": _with_resolved(effective_params(spec, params, query_params),
+                                           (sections or {}).get("resolved_params")),
         "path_cost": None, "memory": None, **(sections or {}),
     }
+
+
+def _with_resolved(effective: dict | None, resolved: dict | None) -> dict | None:
+    """``effective`` with the values the fitted method resolved for its ``"auto"``
+    parameters in place of ``"auto"`` (the record keeps both: ``params`` says what the run
+    asked for, ``resolved_params`` what the method chose)."""
+    if effective is None or not resolved:
+        return effective
+    return {**effective, **{k: _jsonable(v) for k, v in resolved.items() if k in effective}}
 
 
 def effective_params(spec, params: dict, query_params: dict) -> dict | None:
@@ -125,7 +135,7 @@ def environment(threads: int) -> dict:
     import scipy
     import sklearn
 
-    from . import __version__
+    from ..version import __version__
 
     cpu = platform.processor()
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 
-from . import __version__
+from ..version import __version__
 from .plan import Cell
 
 
@@ -74,8 +74,8 @@ _loaded: dict = {}
 def cached_dataset(name: str, data_dir: str | None):
     """Dataset ``name`` loaded from ``data_dir`` through the registry; the last one loaded in
     this process is kept, so the cells of one dataset load it once."""
-    from .data import data_dir as resolve_data_dir
-    from .data import get_dataset_spec
+    from ..data import data_dir as resolve_data_dir
+    from ..data import get_dataset_spec
 
     key = (name, str(resolve_data_dir(data_dir)))
     if key not in _loaded:
@@ -87,7 +87,7 @@ def cached_dataset(name: str, data_dir: str | None):
 @lru_cache(maxsize=4)
 def host_environment(threads: int, executor: str) -> dict:
     """The environment of this process (host, CPU, versions) and the executor's name."""
-    from .results import environment
+    from ..store.results import environment
 
     return {**environment(threads), "executor": executor}
 
@@ -97,11 +97,11 @@ def run_cell_job(job: CellJob, executor: str = "local", notify=None) -> CellOutc
     never raises for a failure of the cell or its data, which become the outcome's error.
 
     ``notify(phase, seconds)`` is called while loading and about once a second while the cell
-    works, with its phase (see :mod:`xcbench.progress`)."""
+    works, with its phase (see :mod:`xcbench.run.progress`)."""
     from .isolation import error_text
     from .memory import default_memory_limit
     from .progress import phase_board
-    from .runner import _run_cell
+    from .cell import run_cell
 
     options, board = job.options, phase_board()
     memory_limit = job.memory_limit
@@ -134,4 +134,4 @@ def run_cell_job(job: CellJob, executor: str = "local", notify=None) -> CellOutc
                                 "XCBENCH_DATA_DIR pointing at the same files)")
     t0 = time.perf_counter()
     on_wait = None if notify is None else (lambda seconds: notify(board.read(), seconds))
-    return outcome(*_run_cell(job.cell, dataset, options, memory_limit, on_wait=on_wait))
+    return outcome(*run_cell(job.cell, dataset, options, memory_limit, on_wait=on_wait))

@@ -1,0 +1,115 @@
+"""``xcbench run``: plan methods x parameters x datasets x seeds, run each cell isolated,
+store the records and write the report."""
+from __future__ import annotations
+
+import shlex
+import sys
+
+from .common import add_common, split
+from .exit_codes import EXIT_CELL_FAILED, EXIT_CODES, EXIT_OK
+
+DEFAULT_METHODS = "ova,softmax"
+DEFAULT_DATASET = "synthetic"
+
+#: run option -> the command-line flag that sets it (for error messages)
+_FLAGS = {"timeout": "--timeout", "threads": "--threads", "fit_threads": "--fit-threads",
+          "latency_calls": "--latency-calls", "memory_limit": "--memory-limit"}
+
+
+def _run_options(args):
+    """RunOptions from the command line; ValueError naming the flag of a bad value."""
+    from ..run.memory import parse_size
+    from ..run.runner import RunOptions
+
+    try:
+        return RunOptions(timeout=args.timeout, threads=args.threads,
+                          fit_threads=args.fit_threads, latency_calls=args.latency_calls,
+                          isolate=not args.in_process,
+                          memory_limit=parse_size(args.memory_limit) if args.memory_limit
+                          else None)
+    except ValueError as exc:
+        message = str(exc)
+        for name, flag in _FLAGS.items():
+            message = message.replace(f"The '{name}' parameter of RunOptions", flag)
+        raise ValueError(message) from None
+
+
+def cmd_run(args) -> int:
+    from ..run.plan import parse_param_overrides
+    from ..report import write_report
+    from ..report.summary import run_summary
+    from ..run.runner import execute_plan
+
+    methods, datasets = split(args.methods), split(args.dataset)
+    try:
+        seeds = [int(s) for s in split(args.seeds)]
+    except ValueError:
+        raise ValueError(f"--seeds {args.seeds!r}: expected integers, e.g. --seeds 0,1,2") \
+            from None
+    options = _run_options(args)
+    command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    outcome = execute_plan(methods, datasets, seeds, out=args.out,
+                           param_overrides=parse_param_overrides(args.param), options=options,
+                           resume=args.resume, data_dir=args.data_dir,
+                           progress=not args.quiet, command=command, executor=args.executor,
+                           scheduler=args.scheduler, workers=args.workers)
+    records = outcome.records
+    failed = outcome.failed()
+    print(run_summary(records, outcome.reused))
+    print(f"{len(records)} run(s) recorded in {args.out}/results.jsonl"
+          + (f", {len(outcome.reused)} kept from before" if outcome.reused else "")
+          + (f"; {len(failed)} did not finish ok" if failed else ""))
+    if not args.no_report and (records or outcome.reused):
+        paths = write_report(args.out)
+        print(f"report: {paths['markdown']}" + (f" and {paths['html']}" if paths["html"] else ""))
+    return EXIT_CELL_FAILED if failed else EXIT_OK
+
+
+def add_parser(sub) -> None:
+    """Register ``xcbench run``."""
+    run = sub.add_parser("run", help="run methods on datasets and write a report",
+                         description="Plan methods x parameter grid x datasets x seeds, run "
+                                     "each cell in its own process with a timeout, append one "
+                                     "record per run to OUT/results.jsonl, then write a report. "
+                                     + EXIT_CODES)
+    run.add_argument("--methods", default=DEFAULT_METHODS,
+                     help=f"comma-separated method names (default: {DEFAULT_METHODS}); "
+                          "see `xcbench list methods`")
+    run.add_argument("--dataset", "--datasets", default=DEFAULT_DATASET,
+                     help=f"comma-separated dataset names (default: {DEFAULT_DATASET}), or "
+                          "file:TRAIN[:TEST] for your own files (docs/own-data.md); see "
+                          "`xcbench list datasets`")
+    run.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
+    run.add_argument("--param", action="append", metavar="METHOD:NAME=V1[,V2]",
+                     help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
+                          "sweep several together with +, e.g. --param st:k+depth=50+8,100+7; "
+                          "`xcbench describe METHOD` lists a method's parameters")
+    run.add_argument("--timeout", type=float, default=1800,
+                     help="seconds before a run is stopped and recorded as timeout (default 1800)")
+    run.add_argument("--threads", type=int, default=1,
+                     help="BLAS/OpenMP threads per run (default 1: single-threaded timing)")
+    run.add_argument("--fit-threads", type=int, default=None,
+                     help="threads while fitting (default: --threads); timing stays at --threads")
+    run.add_argument("--latency-calls", type=int, default=1000,
+                     help="single-example calls timed per run (default 1000)")
+    run.add_argument("--memory-limit", default=None, metavar="SIZE",
+                     help="memory one run may use, e.g. 4G or 512M, at least 64M (default: 70%% of the "
+                          "available RAM); a run whose method estimates more is recorded as "
+                          "refused, one that exceeds it as an error")
+    run.add_argument("--resume", action="store_true",
+                     help="skip cells that already have a record in OUT (re-run only missing)")
+    run.add_argument("--in-process", action="store_true",
+                     help="run cells in this process (no isolation, no timeout; for debugging)")
+    run.add_argument("--executor", choices=["local", "dask"], default="local",
+                     help="who runs the cells: local (default; one at a time here) or dask "
+                          "(tasks on a Dask cluster; needs xcbench[dask])")
+    run.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                     help="with --executor dask: the scheduler of a running cluster (default: "
+                          "start a local cluster)")
+    run.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="with --executor dask and no --scheduler: worker processes of the "
+                          "local cluster, one cell at a time each (default 2)")
+    run.add_argument("--no-report", action="store_true", help="do not write the report")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    add_common(run)
+    run.set_defaults(func=cmd_run)
