@@ -19,7 +19,7 @@ from xcbench.contract.method import Method, check_labels, check_X, topk_from_sco
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
 
 _COMMON_CONSTRAINTS = {
-    "C": [Interval(Real, 0, None, closed="neither")],
+    "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "tol": [Interval(Real, 0, None, closed="left")],
     "random_state": ["random_state"],
@@ -49,7 +49,7 @@ class _LinearClassifier(Method):
         self._index_of = np.full(self.n_classes_, -1, dtype=np.int64)  # label -> seen index
         self._index_of[self.classes_] = np.arange(len(self.classes_))
         shape = DataShape(X.shape[0], X.nnz if hasattr(X, "nnz") else X.size,
-                          len(self.classes_))
+                          len(self.classes_), X.shape[1])
         self.resolved_params_ = resolve_flat(self.get_params(), shape, self._FULL_ITER)
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
             weights, intercept = np.zeros((X.shape[1], 1)), np.zeros(1)
@@ -146,7 +146,8 @@ def _bytes_of_labels(n_samples: int) -> int:
 class Softmax(_LinearClassifier):
     """Multinomial logistic regression, L2-regularised.
 
-    Parameters: ``C`` inverse regularisation strength, ``max_iter`` (``"auto"``: 100, or 20
+    Parameters: ``C`` inverse regularisation strength (``"auto"``: 1, or 1000 when there are
+    more training rows than weights, see ``defaults.py``), ``max_iter`` (``"auto"``: 100, or 20
     on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
     ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
@@ -171,7 +172,7 @@ class Softmax(_LinearClassifier):
         "solver": [StrOptions({"auto", "chunked-lbfgs", *_SKLEARN_COST})],
     }
 
-    def __init__(self, C=1.0, max_iter="auto", tol=1e-4, solver="auto", random_state=None):
+    def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="auto", random_state=None):
         self.C = C
         self.max_iter = max_iter
         self.tol = tol
@@ -196,12 +197,13 @@ class Softmax(_LinearClassifier):
 
     def _train(self, X, y):
         solver, max_iter = self._param("solver"), int(self._param("max_iter"))
+        C = float(self._param("C"))
         if solver == "chunked-lbfgs":
             weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                      "softmax", C=self.C,
-                                                      max_iter=max_iter, tol=self.tol)
+                                                      "softmax", C=C, max_iter=max_iter,
+                                                      tol=self.tol)
             return weights, intercept
-        model = LogisticRegression(C=self.C, max_iter=max_iter, tol=self.tol,
+        model = LogisticRegression(C=C, max_iter=max_iter, tol=self.tol,
                                    solver=solver, random_state=self.random_state)
         model.fit(X, y)
         if len(self.classes_) == 2:  # sklearn stores one row for two classes
@@ -214,7 +216,8 @@ class OneVsAll(_LinearClassifier):
     """One binary logistic regression per class.
 
     p(y|x) is each class's sigmoid normalised over the classes (as scikit-learn's
-    ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C``, ``max_iter`` (``"auto"``:
+    ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C`` (as ``Softmax``),
+    ``max_iter`` (``"auto"``:
     200, or 20 on the largest problems, see ``defaults.py``), ``tol``,
     ``solver``: ``"joint-lbfgs"`` (default: all K problems as one L-BFGS problem, see
     ``chunked_lbfgs``) or a scikit-learn LogisticRegression solver (``"liblinear"``,
@@ -239,7 +242,7 @@ class OneVsAll(_LinearClassifier):
         "n_jobs": [None, Integral],
     }
 
-    def __init__(self, C=1.0, max_iter="auto", tol=1e-4, solver="joint-lbfgs", n_jobs=1,
+    def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="joint-lbfgs", n_jobs=1,
                  random_state=None):
         self.C = C
         self.max_iter = max_iter
@@ -261,13 +264,12 @@ class OneVsAll(_LinearClassifier):
                    + jobs * per_problem)
 
     def _train(self, X, y):
-        max_iter = int(self._param("max_iter"))
+        max_iter, C = int(self._param("max_iter")), float(self._param("C"))
         if self.solver == "joint-lbfgs":
             weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                      "ova", C=self.C, max_iter=max_iter,
-                                                      tol=self.tol)
+                                                      "ova", C=C, max_iter=max_iter, tol=self.tol)
             return weights, intercept
-        binary = LogisticRegression(C=self.C, max_iter=max_iter, tol=self.tol,
+        binary = LogisticRegression(C=C, max_iter=max_iter, tol=self.tol,
                                     solver=self.solver, random_state=self.random_state)
         model = OneVsRestClassifier(binary, n_jobs=self.n_jobs).fit(X, y)
         coef = np.vstack([est.coef_ for est in model.estimators_])
