@@ -133,7 +133,8 @@ def test_st_rule_alpha_follows_sparsity_and_the_row_norm():
 def test_st_rule_leaves_explicit_values_alone():
     explicit = {"k": 7, "depth": 3, "alpha": 0.5, "n_iter": 2, "init": "random"}
     assert resolve_st(explicit, _shape(1_000, True)) == {}
-    assert resolve_st({**explicit, "depth": "auto"}, _shape(1_000, True)) == {"depth": 9}  # 7 x 2^8 < 1000
+    # 7 x 2^8 < 1000 <= 7 x 2^9, one level more on sparse input
+    assert resolve_st({**explicit, "depth": "auto"}, _shape(1_000, True)) == {"depth": 9}
 
 
 def test_data_shape_reads_sparsity_and_the_median_row_norm():

@@ -20,12 +20,10 @@ def register_methods(register):
         family="flat",
         description="one-vs-all logistic regression (joint L-BFGS), O(K nnz) per prediction",
         factory=OneVsAll,
-        param_grid={"C": [1.0]},
     ))
     register(MethodSpec(
         name="softmax",
         family="flat",
         description="multinomial logistic regression (L-BFGS), O(K nnz) per prediction",
         factory=Softmax,
-        param_grid={"C": [1.0]},
     ))

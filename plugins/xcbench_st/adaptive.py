@@ -49,9 +49,10 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     choices open; the defaults here are ours: ``depth0``, ``k0``, ``init``, ``initial_iter``,
     ``global_iter``, ``max_stages`` and ``alpha`` are ``"auto"``, a rule on the data's shape
     (``defaults.resolve_ast``, docs/methods/softmax-tree.md) resolved at fit into
-    ``resolved_params_``; ``k0=None`` is ceil(K / 2^depth0). Shared TAO parameters as in ``st``: ``alpha``,
-    ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``, ``leaf_solver``, ``decision_solver``,
-    ``monotone``, ``prune``, ``n_jobs``, ``random_state``, ``verbose``.
+    ``resolved_params_``; ``k0=None`` is ceil(K / 2^depth0). Shared TAO parameters as in
+    ``st``: ``alpha``, ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``,
+    ``leaf_solver``, ``decision_solver``, ``monotone``, ``prune``, ``n_jobs``,
+    ``random_state``, ``verbose``.
 
     Storage and fit memory as ``st`` (CSR weights, column-compressed node problems), with
     depth the final depth (bounded by depth0 + max_stages x expand_depth) and k = k0 in the

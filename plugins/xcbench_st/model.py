@@ -197,8 +197,8 @@ class SoftmaxTree(TreeInference, Method):
     }
 
     def __init__(self, k=50, depth="auto", alpha="auto", n_iter="auto", loss="01",
-                 beta=100.0, init="auto", leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
-                 leaf_solver="auto",
+                 beta=100.0, init="auto", leaf_max_iter=20, node_max_iter=50,
+                 decision_solver="auto", leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
         self.k = k
         self.depth = depth
