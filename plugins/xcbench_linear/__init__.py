@@ -24,7 +24,6 @@ def register_methods(register):
         family="flat",
         description="one-vs-all logistic regression (joint L-BFGS), O(K nnz) per prediction",
         factory=OneVsAll,
-        param_grid={"C": [1.0]},
         search_space=C_SEARCH_SPACE,
     ))
     register(MethodSpec(
@@ -32,6 +31,5 @@ def register_methods(register):
         family="flat",
         description="multinomial logistic regression (L-BFGS), O(K nnz) per prediction",
         factory=Softmax,
-        param_grid={"C": [1.0]},
         search_space=C_SEARCH_SPACE,
     ))
