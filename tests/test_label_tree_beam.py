@@ -1,5 +1,8 @@
 """Beam search decoding, ensembles, Bonsai-style wide unbalanced trees, one-vs-rest node
 classifiers and the defaults by rule of label_tree / label_embedding_tree."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -102,11 +105,12 @@ def test_model_beam_as_wide_as_the_tree_is_exhaustive_search(loss):
 
 def test_beam_is_a_query_parameter_and_top1_does_not_depend_on_k():
     X, y, Xt, yt = _sparse_problem(K=60, n=3000)
-    m = make_method("label_tree", beam=1, random_state=0).fit(X, y, n_classes=60)
-    greedy = m.predict(Xt)
-    m.set_params(beam=5)  # no refit
+    m = make_method("label_tree", beam=1, branching=4, structure="kmeans", random_state=0)
+    m.fit(X, y, n_classes=60)
+    store, greedy_cost = m.trees_[0].table, m.path_cost(Xt)
+    m.set_params(beam=5)  # no refit: the same model decodes with a wider beam
     wide = m.predict(Xt)
-    assert not np.array_equal(greedy, wide) or np.mean(greedy != yt) == np.mean(wide != yt)
+    assert m.trees_[0].table is store and (m.path_cost(Xt) > greedy_cost).all()
     for k in (1, 3, 5, 8):
         labels, scores = m.predict_topk(Xt, k)
         assert np.array_equal(labels[:, 0], wide)
@@ -127,20 +131,30 @@ def test_an_ensemble_of_identical_trees_is_one_tree(method, params):
     X, y, Xt, yt = _sparse_problem()
     one = make_method(method, random_state=0, n_trees=1, beam=3, **params).fit(X, y)
     many = make_method(method, random_state=0, n_trees=1, beam=3, **params).fit(X, y)
-    many.trees_ = [one.trees_[0]] * 3
-    for k in (1, 3, 5):
-        la, sa = one.predict_topk(Xt, k)
-        lb, sb = many.predict_topk(Xt, k)
-        assert np.array_equal(la, lb)
-        np.testing.assert_allclose(sa, sb, atol=1e-12)
-    if one._p("loss") == "softmax":
-        np.testing.assert_allclose(one.log_proba(Xt, yt), many.log_proba(Xt, yt), atol=1e-12)
-    assert many.stats()["bytes"] == 3 * one.stats()["bytes"]
+    many.trees_ = [copy.copy(one.trees_[0]) for _ in range(3)]
+    for forest in (False, True):  # decoded tree by tree, then in one call when it can be
+        if forest:
+            many._build_forest()
+        for k in (1, 3, 5):
+            la, sa = one.predict_topk(Xt, k)
+            lb, sb = many.predict_topk(Xt, k)
+            assert np.array_equal(la, lb)
+            np.testing.assert_allclose(sa, sb, atol=1e-12)
+        if one._p("loss") == "softmax":
+            np.testing.assert_allclose(one.log_proba(Xt, yt), many.log_proba(Xt, yt),
+                                       atol=1e-12)
+    if "forest_" in many.__dict__:  # the weights are held once, in the forest
+        assert many.stats()["n_params"] == 3 * one.stats()["n_params"]
+        assert many.stats()["bytes"] < 3.5 * one.stats()["bytes"]
+        again = pickle.loads(pickle.dumps(many))
+        assert np.array_equal(again.predict_topk(Xt, 5)[0], many.predict_topk(Xt, 5)[0])
+    else:
+        assert many.stats()["bytes"] == 3 * one.stats()["bytes"]
 
 
 def test_ensemble_trees_differ_and_average_their_scores():
     X, y, Xt, _ = _sparse_problem()
-    m = make_method("label_tree", n_trees=3, beam=24, random_state=0).fit(X, y)
+    m = make_method("label_tree", n_trees=3, beam=24, branching=4, random_state=0).fit(X, y)
     assert len(m.trees_) == 3
     assert not all(np.array_equal(m.trees_[0].tree.children, t.tree.children)
                    for t in m.trees_[1:])
@@ -181,16 +195,19 @@ def test_max_depth_bounds_the_tree(max_depth):
     assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(500))
 
 
-def test_squared_hinge_node_is_one_binary_svm_per_child():
+def test_squared_hinge_node_is_one_binary_svm_per_child(monkeypatch):
     from sklearn.svm import LinearSVC
 
+    from xcbench_label_tree import nodes
+
+    monkeypatch.setattr(nodes, "LIBLINEAR_DUAL_TOL", 1e-8)  # both solved to the optimum
     X, y, _, _ = _sparse_problem()
     target = y % 3
     coef, intercept = squared_hinge_node(X, target, 4, 1.0, 1000, 0)
     for q in range(3):
-        ref = LinearSVC(C=1.0, tol=0.1, random_state=0).fit(X, target == q)
+        ref = LinearSVC(C=1.0, tol=1e-8, max_iter=1000, random_state=0).fit(X, target == q)
         np.testing.assert_allclose(X @ coef[q] + intercept[q], ref.decision_function(X),
-                                   atol=1e-6)
+                                   atol=1e-4)
     assert not coef[3].any() and intercept[3] < intercept[:3].min()
 
 

@@ -62,7 +62,7 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("solver") == AUTO:
         p["solver"] = "sgd" if embedding or p.get("loss") in SGD_LOSSES else "liblinear"
     if p.get("loss") == AUTO:
-        p["loss"] = "hinge" if p["solver"] == "liblinear" else "tree"
+        p["loss"] = "hinge" if p.get("solver") == "liblinear" else "tree"
     if p.get("structure") == AUTO:
         # wide unbalanced trees (Bonsai) where the node solver can fit wide nodes; the
         # SGD trees and dense data keep the balanced k-means tree
@@ -75,12 +75,12 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         p["max_depth"] = (max(2, math.ceil(math.log(max(K, 2)) / math.log(width))) + 1
                           if p["structure"] == "kmeans_unbalanced" else None)
     if p.get("bits") == AUTO and not embedding:
-        p["bits"] = "csr" if p["solver"] == "liblinear" else AUTO
+        p["bits"] = "csr" if p.get("solver") == "liblinear" else AUTO
     if p.get("normalize") == AUTO:
-        p["normalize"] = p["solver"] == "liblinear" and p["loss"] in OVR_LOSSES
+        p["normalize"] = p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
     if p.get("prune") == AUTO:
-        p["prune"] = (OVR_PRUNE if p["solver"] == "liblinear" and p["loss"] in OVR_LOSSES
-                      else CS_PRUNE if p["solver"] == "liblinear" and p["loss"] == "independent"
+        p["prune"] = (OVR_PRUNE if p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
+                      else CS_PRUNE if p.get("solver") == "liblinear" and p.get("loss") == "independent"
                       else 0.0)
     if p.get("n_trees") == AUTO:
         p["n_trees"] = AUTO_TREES if K >= ENSEMBLE_MIN_CLASSES and not embedding else 1

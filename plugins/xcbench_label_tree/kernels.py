@@ -209,12 +209,12 @@ def transform_scores(scores, m, code):
 @_jit
 def _beam(k, child_ptr, children, node_label, weights, bias, n_features, mask, Xd, indptr,
           indices, data, dense, i, z, V, embed, code, scores, cand_node, cand_score,
-          beam_node, beam_score):
+          beam_node, beam_score, root=0):
     """Beam search of width k from the root for row i (``xcbench.tree.beam``; a path's score
     is the sum of its transformed node scores, ``transform_scores``); leaves it reaches stay
     in the beam. Fills beam_node/beam_score best first; returns (the beam's width, the
-    children scored)."""
-    width = beam_start(beam_node, beam_score)
+    children scored). ``root``: the tree's root node (a forest's trees share the arrays)."""
+    width = beam_start(beam_node, beam_score, root)
     scored = 0
     while True:
         m, expanded = 0, False
@@ -327,6 +327,45 @@ def unit_rows(Xd, indptr, data, dense):
             for t in range(indptr[i], indptr[i + 1]):
                 out[t] *= scale
     return Xd, out
+
+
+@_jit
+def forest_topk(k, roots, child_ptr, children, node_label, weights, bias, n_features, mask,
+                Xd, indptr, indices, data, dense, n_rows, max_arity, code):
+    """Top-k of an ensemble whose trees share one set of arrays (a forest: tree t starts at
+    node ``roots[t]``, plain label trees only), in one call: per row, a beam of width k in
+    every tree, then ``average_members``' rule (log of the mean of exp(path score), 0 for a
+    tree whose beam missed the label). Returns (labels, scores) (n, k), padded."""
+    T = roots.shape[0]
+    labels = np.full((n_rows, k), -1, dtype=np.int64)
+    out = np.full((n_rows, k), -np.inf)
+    cand_node = np.empty(candidate_capacity(k, max_arity), dtype=np.int64)
+    cand_score = np.empty(cand_node.shape[0])
+    beam_node = np.empty(k, dtype=np.int64)
+    beam_score = np.empty(k)
+    scores = np.empty(max(max_arity, 1))
+    seen = np.empty(T * k, dtype=np.int64)
+    total = np.empty(T * k)
+    z, V = np.zeros(0), np.zeros((1, 1))
+    for i in range(n_rows):
+        u = 0
+        for t in range(T):
+            width, _ = _beam(k, child_ptr, children, node_label, weights, bias, n_features,
+                             mask, Xd, indptr, indices, data, dense, i, z, V, False, code,
+                             scores, cand_node, cand_score, beam_node, beam_score, roots[t])
+            for b in range(width):
+                c = node_label[beam_node[b]]
+                j = 0
+                while j < u and seen[j] != c:
+                    j += 1
+                if j == u:
+                    seen[u], total[u] = c, 0.0
+                    u += 1
+                total[j] += math.exp(beam_score[b])
+        for j in range(u):
+            total[j] = math.log(total[j] / T) if total[j] > 0 else -np.inf
+        keep_best(seen, total, u, k, labels[i], out[i])
+    return labels, out
 
 
 @_jit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,6 +17,7 @@ from xcbench.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
                                    logistic_node, multiclass_hinge_node, table_writer)
+from xcbench.tree import node_major
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
 from . import defaults, kernels
@@ -55,6 +57,18 @@ def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
     if prune <= 0 or loss not in PRUNE_RATE:
         return pairs
     return min(pairs, float(nnz) * depth * min(float(branching), 2 * PRUNE_RATE[loss] / prune))
+
+
+class Forest(NamedTuple):
+    """The trees of an ensemble in one set of arrays (``LabelTree._build_forest``)."""
+
+    roots: np.ndarray
+    child_ptr: np.ndarray
+    children: np.ndarray
+    node_label: np.ndarray
+    bias: np.ndarray
+    store: tuple
+    max_arity: int
 
 
 class FittedTree:
@@ -227,6 +241,7 @@ class LabelTree(Method):
         if self._p("normalize"):
             X = _unit_rows(X)
         self.trees_ = [self._fit_tree(X, y, rng) for _ in range(int(self._p("n_trees")))]
+        self._build_forest()
         first = self.trees_[0]
         self.tree_, self.table_, self.bias_, self.V_, self.mask_ = (
             first.tree, first.table, first.bias, first.V, first.mask)
@@ -263,6 +278,55 @@ class LabelTree(Method):
                 self.embedding_dim > 0, t.max_arity)
             loss_curve.append(float(loss))
         return FittedTree(tree, table, bias, V, mask, loss_curve, path_cost)
+
+    def _build_forest(self):
+        """An ensemble of plain trees with exact stores is decoded in one compiled call
+        (``kernels.forest_topk``): their arrays are concatenated into ``forest_`` (tree t's
+        root at ``roots[t]``), and each tree's store becomes a view into the forest's, so
+        the weights are held once."""
+        self.__dict__.pop("forest_", None)
+        trees = self.trees_
+        if len(trees) < 2 or self.embedding_dim or not all(m.exact for m in trees):
+            return
+        node_off = np.cumsum([0] + [m.tree.n_nodes for m in trees])
+        edge_off = np.cumsum([0] + [len(m.tree.children) for m in trees])
+        weight_off = np.cumsum([0] + [int(m.table[0][-1]) for m in trees])
+        cat = np.concatenate
+        node_ptr = cat([m.table[0][:-1] + weight_off[t] for t, m in enumerate(trees)]
+                       + [weight_off[-1:]])
+        feature = cat([m.table[1] for m in trees])
+        store = (node_ptr, feature, cat([m.table[2] for m in trees]),
+                 cat([m.table[3] for m in trees]), *node_major.skip_index(node_ptr, feature))
+        self.forest_ = Forest(
+            node_off[:-1].astype(np.int64),
+            cat([m.tree.child_ptr[:-1] + edge_off[t] for t, m in enumerate(trees)]
+                + [edge_off[-1:]]).astype(np.int64),
+            cat([m.tree.children + node_off[t] for t, m in enumerate(trees)]).astype(np.int64),
+            cat([m.tree.node_label for m in trees]), cat([m.bias for m in trees]), store,
+            max(m.tree.max_arity for m in trees))
+        self._forest_views()
+
+    def _forest_views(self):
+        """Each tree's store as a view into the forest's (node and skip pointers sliced)."""
+        f = self.forest_
+        node_ptr, feature, slot, value, skip_ptr, skip = f.store
+        for t, m in enumerate(self.trees_):
+            lo, hi = f.roots[t], f.roots[t] + m.tree.n_nodes + 1
+            m.table = (node_ptr[lo:hi], feature, slot, value, skip_ptr[lo:hi], skip)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "forest_" in state:  # the trees' stores are views of the forest's: pickled once
+            state["trees_"] = [FittedTree(m.tree, None, m.bias, m.V, m.mask, m.loss_curve,
+                                          m.path_cost) for m in state["trees_"]]
+            state.pop("table_", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "forest_" in state:
+            self._forest_views()
+            self.table_ = self.trees_[0].table
 
     def _check_solver(self):
         solver, loss = self._p("solver"), self._p("loss")
@@ -350,12 +414,25 @@ class LabelTree(Method):
         beam, n = int(self._p("beam")), X.shape[0]
         if len(self.trees_) == 1:
             return self._member_topk(self.trees_[0], inputs, n, k, beam)
+        if "forest_" in self.__dict__:
+            first = self._forest_topk(inputs, n, beam)
+            if k <= beam:
+                return first[0][:, :k], first[1][:, :k]
+            return _first_then_rest(first, *self._forest_topk(inputs, n, k), k)
         # an ensemble: each tree's whole beam, averaged; top-1 from beams of width `beam`
         first = self._average(inputs, n, beam, beam)
         if k <= beam:
             return first[0][:, :k], first[1][:, :k]
         labels, scores = self._average(inputs, n, k, k)
         return _first_then_rest(first, labels, scores, k)
+
+    def _forest_topk(self, inputs, n, k):
+        """Top-k of the ensemble by beams of width k, decoded in one call (``forest_``)."""
+        f = self.forest_
+        Xd, indptr, indices, data, dense = inputs
+        return kernels.forest_topk(int(k), f.roots, f.child_ptr, f.children, f.node_label,
+                                   f.store, f.bias, self.n_features_in_, DIRECT, Xd, indptr,
+                                   indices, data, dense, n, f.max_arity, self._score_code)
 
     def _average(self, inputs, n, width, k):
         """Top-k of the trees' averaged beams of ``width`` (``kernels.average_members``)."""
@@ -487,11 +564,19 @@ class LabelTree(Method):
     def stats(self):
         self._check_fitted()
         n_params = weight_bytes = 0
+        forest = self.__dict__.get("forest_")
         for m in self.trees_:
             weights = m.table[3] if m.exact else m.table
-            n_params += weights.size + m.bias.size + (m.V.size if self.embedding_dim else 0)
-            weight_bytes += (sum(a.nbytes for a in m.table) if m.exact else weights.nbytes)
+            n_params += (0 if forest else weights.size) + m.bias.size
+            n_params += m.V.size if self.embedding_dim else 0
+            if not forest:
+                weight_bytes += (sum(a.nbytes for a in m.table) if m.exact else weights.nbytes)
             weight_bytes += m.bias.nbytes + m.V.nbytes + m.tree.nbytes()
+        if forest:  # the weights once, and the forest's own arrays
+            n_params += forest.store[3].size
+            weight_bytes += sum(a.nbytes for a in forest.store) + sum(
+                a.nbytes for a in (forest.roots, forest.child_ptr, forest.children,
+                                   forest.node_label, forest.bias))
         t = self.tree_
         depths = np.diff(t.path_ptr)
         arity = np.diff(t.child_ptr)[t.node_label < 0]

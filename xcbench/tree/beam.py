@@ -51,9 +51,9 @@ def candidate_capacity(k, max_arity):
 
 
 @_jit
-def beam_start(beam_node, beam_score):
-    """Put the root (node 0, score 0) in the beam; returns the width, 1."""
-    beam_node[0], beam_score[0] = 0, 0.0
+def beam_start(beam_node, beam_score, root=0):
+    """Put the root (node ``root``, score 0) in the beam; returns the width, 1."""
+    beam_node[0], beam_score[0] = root, 0.0
     return 1
 
 
