@@ -215,13 +215,14 @@ SPARSE_BIG = defaults.DataShape(1_000_000, 848_632, 16.0, 100_000, True, 3.0)
 SPARSE_SMALL = defaults.DataShape(10_000, 8_880, 16.0, 1_000, True, 2.0)
 DENSE = defaults.DataShape(20_000, 16, 16.0, 26, False, 1.1)
 AUTO_LT = {name: "auto" for name in ("structure", "branching", "max_depth", "loss", "solver",
-                                     "prune", "bits", "normalize", "n_trees", "beam")}
+                                     "C", "prune", "bits", "normalize", "n_trees", "beam")}
 
 
 def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
     big = defaults.resolve(SPARSE_BIG, AUTO_LT)
     assert big == {"structure": "kmeans_unbalanced", "branching": 100, "max_depth": 4,
-                   "loss": "hinge", "solver": "liblinear", "prune": 0.1, "bits": "csr",
+                   "loss": "hinge", "solver": "liblinear", "C": 8.0, "prune": 0.1,
+                   "bits": "csr",
                    "normalize": True, "n_trees": defaults.AUTO_TREES,
                    "beam": defaults.AUTO_BEAM}
     small = defaults.resolve(SPARSE_SMALL, AUTO_LT)
@@ -234,7 +235,9 @@ def test_defaults_on_dense_data_and_for_the_papers_losses():
     assert dense["max_depth"] is None and dense["solver"] == "liblinear"
     tree = defaults.resolve(SPARSE_BIG, {**AUTO_LT, "loss": "tree"})
     assert tree["solver"] == "sgd" and tree["bits"] == "auto" and tree["beam"] == 1
-    assert tree["structure"] == "kmeans" and tree["prune"] == 0.0
+    assert tree["structure"] == "kmeans" and tree["prune"] == 0.0 and tree["C"] == 1.0
+    cs = defaults.resolve(SPARSE_BIG, {**AUTO_LT, "loss": "independent"})
+    assert cs["solver"] == "liblinear" and cs["C"] == 0.1 and cs["prune"] == 0.01
     given = defaults.resolve(SPARSE_BIG, {**AUTO_LT, "branching": 16, "n_trees": 2})
     assert given["branching"] == 16 and given["n_trees"] == 2 and given["max_depth"] == 6
 

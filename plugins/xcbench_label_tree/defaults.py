@@ -21,6 +21,10 @@ OVR_LOSSES = ("hinge", "logistic")  # one binary classifier per child (Bonsai / 
 OVR_PRUNE = 0.1  # Omikuji's weight threshold (on unit-normalised rows)
 CS_PRUNE = 0.01  # the Crammer-Singer nodes' measured threshold (reports/scaling)
 ENSEMBLE_MIN_CLASSES = 10_000  # from here on the defaults average trees
+# LIBLINEAR's C per node model (measured, docs/methods/label-trees.md): the one-vs-rest
+# squared hinge on unit rows gains from weak regularisation, Crammer-Singer nodes on raw
+# binary rows from strong
+NODE_C = {"hinge": 8.0, "independent": 0.1}
 AUTO_TREES = 3
 AUTO_BEAM = 10
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
@@ -82,6 +86,8 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         p["prune"] = (OVR_PRUNE if p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
                       else CS_PRUNE if p.get("solver") == "liblinear" and p.get("loss") == "independent"
                       else 0.0)
+    if p.get("C") == AUTO:
+        p["C"] = NODE_C.get(p.get("loss"), 1.0)
     if p.get("n_trees") == AUTO:
         p["n_trees"] = AUTO_TREES if K >= ENSEMBLE_MIN_CLASSES and not embedding else 1
     if p.get("beam") == AUTO:

@@ -38,7 +38,7 @@ NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node,
 SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
                "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
                "logistic": kernels.LOG_SIGMOID}
-AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "prune", "bits",
+AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "C", "prune", "bits",
                "normalize", "n_trees", "beam")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
@@ -145,7 +145,7 @@ class LabelTree(Method):
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions(set(SOLVERS) | {"auto"})],
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "prune": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto", "csr"}), None],
@@ -159,7 +159,7 @@ class LabelTree(Method):
     embedding_dim = 0  # d_e: 0 for plain label trees
 
     def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
-                 epochs=5, lr=0.1, solver="auto", C=1.0, max_iter=1000, prune="auto",
+                 epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
                  bits="auto", normalize="auto", n_trees="auto", beam="auto", holdout=0.2,
                  confusion_iter=50, random_state=None):
         self.structure = structure
@@ -232,8 +232,9 @@ class LabelTree(Method):
             raise ValueError("X has no rows: label trees need training examples")
         self.data_shape_ = defaults.data_shape(X, y, self.n_classes_)
         self._resolved = self._resolve(self.data_shape_)
+        own = self.get_params(deep=False)
         self.resolved_params_ = {k: self._resolved[k] for k in AUTO_PARAMS
-                                 if getattr(self, k, None) == "auto"}
+                                 if own.get(k) == "auto"}
         self._check_solver()
         rng = np.random.default_rng(self.random_state)
         self.n_features_in_ = X.shape[1]
@@ -359,7 +360,7 @@ class LabelTree(Method):
             table = np.zeros(size)
             write = table_writer(table, X.shape[1], mask)
         fit_nodes(as_fit_tree(t.child_ptr, t.children, t.node_label, self.n_classes_), X, y,
-                  write, bias, C=float(self.C), max_iter=int(self.max_iter),
+                  write, bias, C=float(self._p("C")), max_iter=int(self.max_iter),
                   seed=int(rng.integers(2**31)), threshold=float(self._p("prune")),
                   fit_node=NODE_FITTERS[self._p("loss")])
         if bits == "csr":
@@ -645,9 +646,10 @@ class LabelEmbeddingTree(LabelTree):
                  n_trees="auto", beam="auto", holdout=0.2, confusion_iter=50,
                  random_state=None):
         super().__init__(structure=structure, branching=branching, max_depth=max_depth,
-                         loss=loss, epochs=epochs, lr=lr, solver="sgd", prune=0.0, bits=bits,
-                         normalize=False, n_trees=n_trees, beam=beam, holdout=holdout,
-                         confusion_iter=confusion_iter, random_state=random_state)
+                         loss=loss, epochs=epochs, lr=lr, solver="sgd", C=1.0, prune=0.0,
+                         bits=bits, normalize=False, n_trees=n_trees, beam=beam,
+                         holdout=holdout, confusion_iter=confusion_iter,
+                         random_state=random_state)
         self.embedding_dim = embedding_dim
 
     def _initial_table(self, size, rng):
