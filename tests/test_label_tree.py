@@ -270,7 +270,8 @@ def test_liblinear_root_is_sklearns_crammer_singer_svm_on_its_children():
 
     X, y, Xt, _ = _node_fit_problem()
     m = make_method("label_tree", structure="kmeans", solver="liblinear", loss="independent",
-                    bits=None, C=0.5, branching=4, random_state=0).fit(X, y, n_classes=30)
+                    bits=None, C=0.5, prune=0.0, branching=4, random_state=0)
+    m.fit(X, y, n_classes=30)
     t = m.tree_
     kids = t.children[t.child_ptr[0]:t.child_ptr[1]]
     group = np.full(30, -1)

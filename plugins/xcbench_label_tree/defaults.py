@@ -89,7 +89,8 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("C") == AUTO:
         p["C"] = NODE_C.get(p.get("loss"), 1.0)
     if p.get("n_trees") == AUTO:
-        p["n_trees"] = AUTO_TREES if K >= ENSEMBLE_MIN_CLASSES and not embedding else 1
+        p["n_trees"] = (AUTO_TREES if K >= ENSEMBLE_MIN_CLASSES
+                        and p.get("solver") == "liblinear" else 1)
     if p.get("beam") == AUTO:
         # path scores of one-vs-rest or softmax nodes add up as log-scores; margins of the
         # hinge losses do not, so those trees decode greedily
