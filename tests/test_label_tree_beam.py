@@ -223,16 +223,19 @@ def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
     assert big == {"structure": "kmeans_unbalanced", "branching": 100, "max_depth": 4,
                    "loss": "hinge", "solver": "liblinear", "C": 8.0, "prune": 0.1,
                    "bits": "csr",
-                   "normalize": True, "n_trees": defaults.AUTO_TREES,
-                   "beam": defaults.AUTO_BEAM}
+                   "normalize": True, "n_trees": 3, "beam": 1}
     small = defaults.resolve(SPARSE_SMALL, AUTO_LT)
-    assert small["max_depth"] == 3 and small["n_trees"] == 1
+    assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 3
 
 
 def test_defaults_on_dense_data_and_for_the_papers_losses():
-    dense = defaults.resolve(DENSE, AUTO_LT)
-    assert dense["structure"] == "kmeans" and dense["branching"] == "sqrt"
-    assert dense["max_depth"] is None and dense["solver"] == "liblinear"
+    narrow = defaults.resolve(DENSE, AUTO_LT)  # 16 dense features: the paper's SGD tree
+    assert narrow["solver"] == "sgd" and narrow["loss"] == "tree"
+    assert narrow["structure"] == "kmeans" and narrow["branching"] == "sqrt"
+    assert narrow["beam"] == 1 and narrow["n_trees"] == 1
+    wide = defaults.resolve(defaults.DataShape(30_000, 128, 128.0, 1000, False, 1.0), AUTO_LT)
+    assert wide["solver"] == "liblinear" and wide["loss"] == "hinge"
+    assert wide["structure"] == "kmeans" and wide["max_depth"] is None
     tree = defaults.resolve(SPARSE_BIG, {**AUTO_LT, "loss": "tree"})
     assert tree["solver"] == "sgd" and tree["bits"] == "auto" and tree["beam"] == 1
     assert tree["structure"] == "kmeans" and tree["prune"] == 0.0 and tree["C"] == 1.0
@@ -249,7 +252,7 @@ def test_defaults_of_the_embedding_tree():
     assert out["solver"] == "sgd" and out["structure"] == "kmeans" and out["n_trees"] == 1
     assert out["beam"] == 1
     soft = defaults.resolve(SPARSE_BIG, {**params, "loss": "softmax"}, embedding=True)
-    assert soft["beam"] == defaults.AUTO_BEAM
+    assert soft["beam"] == 3
 
 
 def test_data_shape_measures_the_data():
