@@ -36,17 +36,21 @@ def register_methods(register):
     register(MethodSpec(
         name="label_tree",
         family="tree",
-        description="label tree: balanced tree over label sets (k-means / confusion spectral / "
-                    "random), hinge-trained node scorers (tree loss or independent; SGD, or "
-                    "LIBLINEAR node by node with exact weights), greedy descent",
+        description="label tree: tree over label sets (wide unbalanced or balanced k-means / "
+                    "confusion spectral / random), node scorers trained by SGD on the paper's "
+                    "hinge losses or node by node with LIBLINEAR (one-vs-rest hinge / "
+                    "logistic, Crammer-Singer, softmax), beam search, ensembles; defaults "
+                    "by rule",
         factory=LabelTree,
         search_space=LABEL_TREE_SEARCH_SPACE,
+        query_params={"beam": ["auto"]},
     ))
     register(MethodSpec(
         name="label_embedding_tree",
         family="tree",
         description="label embedding tree: z = Wx once, node scores z.V_s, W and V trained "
-                    "jointly on the tree loss, greedy descent",
+                    "jointly on the tree loss, beam search, ensembles",
         factory=LabelEmbeddingTree,
         search_space=LABEL_EMBEDDING_TREE_SEARCH_SPACE,
+        query_params={"beam": ["auto"]},
     ))
