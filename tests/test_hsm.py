@@ -137,7 +137,7 @@ def test_topk_evaluates_far_fewer_nodes_than_exact_when_peaked():
     # are far from linearly separable; a k-means tree groups similar classes and learns well.
     errors = {}
     for tree in ("huffman", "kmeans"):
-        m = xcbench.make_method("hsm", tree=tree, solver="sgd", lr=0.01, epochs=20,
+        m = xcbench.make_method("hsm", tree=tree, solver="sgd", max_leaf=1, lr=0.01, epochs=20,
                                 random_state=0)
         m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
         cost = m.set_params(decoder="topk").path_cost(ds.X_test)
@@ -274,6 +274,7 @@ _MEMORY_PROBE = """
 import json, sys, tracemalloc
 import numpy as np, scipy.sparse as sp
 from xcbench_hsm import HierarchicalSoftmax
+OLD_DEFAULTS = dict(solver="sgd", tree="huffman", max_leaf=1, C=1.0, prune=0.0, lr=0.002)
 out = []
 for kind, n, d, k, params in json.loads(sys.argv[1]):
     rng = np.random.default_rng(0)
@@ -284,7 +285,7 @@ for kind, n, d, k, params in json.loads(sys.argv[1]):
     else:
         X = rng.normal(size=(n, d))
     nnz = X.nnz if kind == "sparse" else X.size
-    m = HierarchicalSoftmax(epochs=1, random_state=0, **{"solver": "sgd", **params})
+    m = HierarchicalSoftmax(epochs=1, random_state=0, **{**OLD_DEFAULTS, **params})
     m.fit(X[:50], y[:50], n_classes=k)  # compile and warm up outside the measurement
     tracemalloc.start()
     m.fit(X, y, n_classes=k)

@@ -66,6 +66,7 @@ def test_fit_records_every_resolved_value_and_estimate_uses_the_same_rule():
     assert set(m.resolved_params_) == AUTO_PARAMS
     assert m.resolved_params_["tree"] == "kmeans_balanced"
     assert m.stats()["weight_layout"] == "direct"
+    assert m.stats()["resolved_params"] == m.resolved_params_  # into the run record
     given = HierarchicalSoftmax(tree="huffman", solver="sgd", random_state=0).fit(X, y)
     assert not {"tree", "solver"} & set(given.resolved_params_)
     big = HierarchicalSoftmax().estimate_memory(10**6, 848632, 16 * 10**6, 10**5)

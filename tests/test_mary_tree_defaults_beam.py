@@ -65,6 +65,7 @@ def test_fit_records_every_resolved_value():
     m = MaryTree(random_state=0).fit(X, y)
     assert set(m.resolved_params_) == AUTO_PARAMS
     assert m.resolved_params_["representation"] == "identity" and m.rep_ is None
+    assert m.stats()["resolved_params"] == m.resolved_params_  # into the run record
     Xs = sp.random(300, 400, density=0.005, format="csr", random_state=0)
     lin = MaryTree(random_state=0).fit(Xs, y)
     assert lin.resolved_params_["representation"] == "linear" and lin.rep_ is not None

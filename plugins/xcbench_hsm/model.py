@@ -339,5 +339,6 @@ class HierarchicalSoftmax(Method):
             "internal_nodes": int(t.n_nodes),
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
+            "resolved_params": dict(getattr(self, "resolved_params_", {})),
         }
 

@@ -389,4 +389,5 @@ class MaryTree(Method):
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
             "train_nll_curve": self.loss_curve_,
+            "resolved_params": dict(getattr(self, "resolved_params_", {})),
         }
