@@ -33,6 +33,14 @@ def test_small_dense_shape_keeps_the_direct_table_unpruned():
     assert got["lr"] == pytest.approx(0.16 / 80.0)  # dense rows: lr * ||x||^2 well below 2
 
 
+def test_dense_rows_of_many_classes_get_smaller_last_nodes():
+    """aloi27d (dense, D = 27, K = 1,000): max_leaf 10 / 100 gave 61.0% / 63.4% top-1
+    error; letter (K = 26): one softmax node (max_leaf 100) 24.6%, max_leaf 10 32.0%."""
+    assert _rules(10**5, 27, 27 * 10**5, 1000, sparse=False)["max_leaf"] == 10
+    assert _rules(16000, 16, 16 * 16000, 26, sparse=False)["max_leaf"] == 100
+    assert _rules(10**4, 8880, 16 * 10**4, 1000)["max_leaf"] == 100  # sparse
+
+
 def test_pruning_grows_only_as_far_as_memory_needs():
     one_k = _rules(10**4, 8880, 16 * 10**4, 10**3)
     ten_k = _rules(10**5, 89232, 16 * 10**5, 10**4)

@@ -17,6 +17,7 @@ from .memory import DIRECT_LIMIT_BYTES, fit_peak_bytes
 
 AUTO = "auto"
 WIDE_LEAF = 100  # classes under one last node of the k-means tree (napkinXC's max_leaves)
+DENSE_LEAF = 10  # ... on dense rows with K > WIDE_LEAF (aloi27d: 61.0% vs 63.4% at 100)
 C_FLAT_LABELS, C_SKEWED_LABELS = 30.0, 3.0  # LIBLINEAR strength, by label skew (see below)
 SKEW_ENTROPY = 0.9  # label entropy / log K below this: skewed (Zipf-like) labels
 PRUNE_STEPS = (0.0, 0.01, 0.03, 0.1)  # candidate weight thresholds of the exact store
@@ -75,7 +76,10 @@ def resolve(params: dict, shape: DataShape) -> dict:
       measured; SGD stays available).
     - ``tree``: ``"kmeans_balanced"`` with LIBLINEAR nodes (napkinXC's and Parabel's tree),
       ``"huffman"`` with SGD (the softmax-tree paper's).
-    - ``max_leaf``: 100 classes under a last node on a k-means tree, else 1.
+    - ``max_leaf`` (k-means trees; 1 otherwise): 100 classes under a last node on sparse
+      rows, or on dense rows when K <= 100 (one softmax over all classes); 10 on dense rows
+      with K > 100, where one linear node cannot tell 100 classes apart in a few dense
+      dimensions and more levels make the model piecewise linear.
     - ``bits``: the direct (K - 1) x D table when it takes at most 256 MB; past that the
       exact store ``"csr"`` with LIBLINEAR nodes, a hashed table (``"auto"`` layout) with SGD.
     - ``prune``: 0 unless ``bits="csr"``; then the smallest of 0 / 0.01 / 0.03 / 0.1 whose
@@ -95,7 +99,8 @@ def resolve(params: dict, shape: DataShape) -> dict:
 
     solver = pick("solver", "liblinear")
     tree = pick("tree", "kmeans_balanced" if solver == "liblinear" else "huffman")
-    max_leaf = pick("max_leaf", WIDE_LEAF if tree in ("kmeans", "kmeans_balanced") else 1)
+    max_leaf = pick("max_leaf", _leaf_rule(shape) if tree in ("kmeans", "kmeans_balanced")
+                    else 1)
     direct_fits = max(shape.n_classes - 1, 1) * shape.n_features * 8 <= DIRECT_LIMIT_BYTES
     if params.get("bits") == AUTO:
         out["bits"] = None if direct_fits else ("csr" if solver == "liblinear" else AUTO)
@@ -111,6 +116,12 @@ def resolve(params: dict, shape: DataShape) -> dict:
         else:
             out["lr"] = min(LR_SPARSE, LR_STEP / shape.mean_sq_norm)
     return out
+
+
+def _leaf_rule(shape: DataShape) -> int:
+    if shape.sparse or shape.n_classes <= WIDE_LEAF:
+        return WIDE_LEAF
+    return DENSE_LEAF
 
 
 def _prune_rule(params, shape, tree, solver, max_leaf, bits) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
