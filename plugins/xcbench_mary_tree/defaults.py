@@ -16,7 +16,9 @@ AUTO = "auto"
 ID_MAX_COLUMNS = 8  # word-id data: at most this many columns (context positions) ...
 ID_MIN_VALUE = 16  # ... of non-negative integers reaching at least this value
 INDICATOR_NNZ = 4.0  # sparse rows with at most this many nonzeros on average: indicators
-NARROW = {"arity": 5, "epochs": 5, "lr": 0.1}  # identity: the paper's classification setting
+NARROW = {"arity": 5, "lr": 0.1}  # identity: the paper's classification setting
+EPOCHS_MIN, EPOCHS_MAX = 5, 20  # identity: epochs = ceil(ROW_VISITS / N) within these
+ROW_VISITS = 10**6  # ... so small data get more passes (letter 34.4 -> 30.9% at 20)
 WIDE = {"d_r": 200, "epochs": 2, "lr": 0.07, "tree_epochs": 0.25}  # learned representation
 
 
@@ -72,8 +74,11 @@ def resolve(params: dict, shape: DataShape) -> dict:
       ``arity`` = ceil(sqrt(K)) and ``max_depth`` = ceil(log_M K) (2), ``d_r`` 200,
       2 ``epochs`` at ``lr`` 0.07, the tree learned for the first quarter epoch
       (``tree_epochs`` 0.25).
-    - With the identity: ``arity`` 5, ``max_depth`` ceil(log_M K) + 1, 5 epochs at lr 0.1,
-      the tree learned for the first half of training (ceil(epochs / 2) epochs).
+    - With the identity: ``arity`` 5, ``max_depth`` ceil(log_M K) + 1, lr 0.1, the tree
+      learned for the first half of training (ceil(epochs / 2) epochs), and
+      ceil(10^6 / N) epochs, at least 5 and at most 20: about 10^6 example visits, so
+      small data get more passes while N >= 200,000 keeps 5 (fit time grows with N x
+      epochs).
     """
     out = {}
 
@@ -89,7 +94,13 @@ def resolve(params: dict, shape: DataShape) -> dict:
     levels = max(1, math.ceil(math.log(k) / math.log(arity) - 1e-9))
     pick("max_depth", levels if learned else levels + 1)
     pick("d_r", WIDE["d_r"])
-    epochs = pick("epochs", WIDE["epochs"] if learned else NARROW["epochs"])
+    epochs = pick("epochs", WIDE["epochs"] if learned else _epochs_rule(shape))
     pick("lr", WIDE["lr"] if learned else NARROW["lr"])
     pick("tree_epochs", WIDE["tree_epochs"] if learned else math.ceil(epochs / 2))
     return out
+
+
+def _epochs_rule(shape: DataShape) -> int:
+    """Passes of the identity regime: about ROW_VISITS example visits in all."""
+    wanted = math.ceil(ROW_VISITS / max(shape.n_samples, 1))
+    return int(min(EPOCHS_MAX, max(EPOCHS_MIN, wanted)))
