@@ -115,7 +115,7 @@ def test_beam_is_a_query_parameter_and_top1_does_not_depend_on_k():
         labels, scores = m.predict_topk(Xt, k)
         assert np.array_equal(labels[:, 0], wide)
         assert (np.diff(scores, axis=1) <= 1e-12).all()
-    from xcbench.plugins import get_method_spec
+    from xcbench.contract.plugins import get_method_spec
 
     assert "beam" in get_method_spec("label_tree").query_params
     assert "beam" in get_method_spec("label_embedding_tree").query_params

@@ -28,8 +28,10 @@ def register_methods(register):
         name="mary_tree",
         family="tree",
         description="learned M-ary tree: node softmaxes + AssignLabels rebuilds (fixed controls: "
-                    "tree=random, tree=huffman); exact branch-and-bound or greedy decoding",
+                    "tree=random, tree=huffman); defaults resolved from the data; exact "
+                    "branch-and-bound, greedy or beam decoding",
         factory=MaryTree,
-        query_params={"decoder": ["exact", "greedy"]},
+        # one fit measured with every decoder; `--param mary_tree:beam=1,5,20` sweeps the width
+        query_params={"decoder": ["exact", "greedy", "beam"], "beam": [10]},
         search_space=MARY_TREE_SEARCH_SPACE,
     ))
