@@ -28,7 +28,7 @@ def shared_data() -> Path:
 @pytest.fixture
 def fresh_plugins():
     """Reload the plugin manager before and after the test (for in-process registrations)."""
-    from xcbench.plugins import reset_plugin_manager
+    from xcbench.contract.plugins import reset_plugin_manager
 
     reset_plugin_manager()
     yield

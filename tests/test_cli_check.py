@@ -5,8 +5,8 @@ from test_conformance import NearestMean
 import xcbench
 from xcbench import MethodSpec
 from xcbench.cli import EXIT_CELL_FAILED, EXIT_USAGE, main
-from xcbench.conformance import CHECK_NAMES, NO_PROBABILITY_MODEL
-from xcbench.plugins import register_plugin
+from xcbench.contract.conformance import CHECK_NAMES, NO_PROBABILITY_MODEL
+from xcbench.contract.plugins import register_plugin
 from xcbench.testing import check_method, run_checks
 
 PROBABILITY_CHECKS = ("check_log_proba", "check_top1_matches_log_proba",

@@ -9,8 +9,8 @@ import pytest
 
 import xcbench
 from xcbench.cli import EXIT_USAGE, main
-from xcbench.plan import expand_plan
-from xcbench.plugins import get_method_spec
+from xcbench.run.plan import expand_plan
+from xcbench.contract.plugins import get_method_spec
 from xcbench.suggest import close_matches, did_you_mean
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from xcbench.validate import check_log_proba_output, check_topk_output
+from xcbench.contract.validate import check_log_proba_output, check_topk_output
 
 GOOD_LABELS = np.array([[2, 0, -1], [1, 2, 0]])
 GOOD_SCORES = np.array([[0.5, 0.1, -np.inf], [3.0, 2.0, 2.0]])
@@ -49,7 +49,7 @@ def test_log_proba_rules():
 import scipy.sparse as sp  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from xcbench.method import Method, check_labels, check_X, topk_from_scores  # noqa: E402
+from xcbench.contract.method import Method, check_labels, check_X, topk_from_scores  # noqa: E402
 from xcbench.testing import (  # noqa: E402
     CHECK_NAMES, Subject, check_clone, check_method, check_not_fitted, check_path_cost,
     check_predict_is_pure, check_single_row_matches_batch, check_support_size_counts_log_proba,

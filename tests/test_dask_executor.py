@@ -15,10 +15,10 @@ distributed = pytest.importorskip("distributed")
 import cloudpickle  # noqa: E402 - a dependency of distributed
 
 import xcbench  # noqa: E402
-from xcbench.dask_executor import local_cluster  # noqa: E402
-from xcbench.plugins import register_plugin  # noqa: E402
-from xcbench.results import ResultStore  # noqa: E402
-from xcbench.runner import RunOptions, execute_plan  # noqa: E402
+from xcbench.run.dask_executor import local_cluster  # noqa: E402
+from xcbench.contract.plugins import register_plugin  # noqa: E402
+from xcbench.store.results import ResultStore  # noqa: E402
+from xcbench.run.runner import RunOptions, execute_plan  # noqa: E402
 
 # the worker processes do not import this test module: send its classes by value
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -74,7 +74,7 @@ class RegisterTestMethods(distributed.WorkerPlugin):
     """Registers the test methods on every worker, restarted ones included."""
 
     def setup(self, worker):
-        from xcbench.plugins import get_plugin_manager
+        from xcbench.contract.plugins import get_plugin_manager
 
         if get_plugin_manager().get_plugin("test-dask") is None:
             register_plugin(TestMethods(), name="test-dask")
@@ -151,9 +151,9 @@ def test_resume_runs_exactly_the_missing_cells_across_executors(tmp_path, schedu
 
 
 def test_a_dataset_or_version_mismatch_on_the_worker_is_an_error(scheduler):
-    from xcbench.cell_job import CellJob, cached_dataset
-    from xcbench.dask_executor import _run_on_worker
-    from xcbench.plan import Cell
+    from xcbench.run.cell_job import CellJob, cached_dataset
+    from xcbench.run.dask_executor import _run_on_worker
+    from xcbench.run.plan import Cell
 
     cell = Cell("softmax", (), "synthetic-small", 0)
     checksum = cached_dataset("synthetic-small", None).checksum

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import xcbench
-from xcbench.plugins import register_plugin
+from xcbench.contract.plugins import register_plugin
 from xcbench.testing import check_method
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "xcbench-nearest-centroid"

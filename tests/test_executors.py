@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from xcbench.cli import main
-from xcbench.executors import LocalExecutor, make_executor
+from xcbench.run.executors import LocalExecutor, make_executor
 
 
 def test_local_is_the_default_and_rejects_dask_options():
@@ -29,7 +29,7 @@ def test_bad_dask_options_fail_before_any_work(tmp_path, capsys):
 
 
 def test_importing_xcbench_does_not_import_dask():
-    code = ("import sys, xcbench, xcbench.cli, xcbench.runner, xcbench.executors; "
+    code = ("import sys, xcbench, xcbench.cli, xcbench.run.runner, xcbench.run.executors; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xcbench.measure import batch_throughput, interleaved_p50, single_example_latency, single_rows
+from xcbench.run.measure import batch_throughput, interleaved_p50, single_example_latency, single_rows
 
 
 class _Echo:

@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 
 import xcbench
-from xcbench.method import MethodSpec, check_labels, check_X, topk_from_scores
+from xcbench.contract.method import MethodSpec, check_labels, check_X, topk_from_scores
 from xcbench.testing import check_method, parametrize_with_checks
 
 

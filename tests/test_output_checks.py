@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from xcbench.validate import (check_log_proba_output, check_path_cost_output,
+from xcbench.contract.validate import (check_log_proba_output, check_path_cost_output,
                               check_support_output, check_topk_output)
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from xcbench.plan import (Cell, canonical_params, canonical_value, expand_plan,
+from xcbench.run.plan import (Cell, canonical_params, canonical_value, expand_plan,
                           parse_param_overrides, parse_value)
 
 

@@ -5,8 +5,8 @@ from importlib import metadata
 import pytest
 
 import xcbench
-from xcbench import hookspecs
-from xcbench.plugins import (PluginLoadWarning, get_plugin_manager, plugin_infos,
+from xcbench.contract import hookspecs
+from xcbench.contract.plugins import (PluginLoadWarning, get_plugin_manager, plugin_infos,
                              register_plugin, reset_plugin_manager)
 
 
@@ -81,8 +81,9 @@ def test_api_and_runner_do_not_import_each_other():
     from pathlib import Path
 
     root = Path(xcbench.__file__).parent
-    for module, other in [("runner", "api"), ("plan", "api"), ("plugins", "runner")]:
+    for module, other in [("run/runner", "api"), ("run/plan", "api"),
+                          ("contract/plugins", "runner")]:
         tree = ast.parse((root / f"{module}.py").read_text())
-        imported = {node.module for node in ast.walk(tree)
+        imported = {node.module.split(".")[-1] for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and node.module}
         assert other not in imported, f"xcbench.{module} imports xcbench.{other}"

@@ -17,11 +17,11 @@ from sklearn.utils._param_validation import Interval
 
 import xcbench
 from xcbench.cli import main
-from xcbench.plugins import register_plugin
+from xcbench.contract.plugins import register_plugin
 from xcbench.report import write_report
 from xcbench.report.numbers import sig3
-from xcbench.results import SCHEMA_VERSION, ResultStore, run_key
-from xcbench.runner import RunOptions, expand_plan, run_plan
+from xcbench.store.results import SCHEMA_VERSION, ResultStore, run_key
+from xcbench.run.runner import RunOptions, expand_plan, run_plan
 
 INLINE = RunOptions(latency_calls=5, latency_warmup=1, throughput_repeats=1, timeout=60,
                     isolate=False)
@@ -151,8 +151,8 @@ def test_invalid_method_output_is_an_error_record(tmp_path, fresh_plugins, mode,
 # defect 5 -----------------------------------------------------------------------------------
 SLEEPY_RUN = textwrap.dedent("""
     import sys, time, xcbench
-    from xcbench.plugins import register_plugin
-    from xcbench.runner import RunOptions, expand_plan, run_plan
+    from xcbench.contract.plugins import register_plugin
+    from xcbench.run.runner import RunOptions, expand_plan, run_plan
 
     class Sleepy(xcbench.Method):
         def fit(self, X, y, n_classes=None):
@@ -410,7 +410,9 @@ def test_memory_guard_refuses_and_caps(tmp_path, fresh_plugins):
     assert mem["fit_peak_rss_bytes"] - mem["rss_before_fit_bytes"] > 40 * 2 ** 20
     assert 0 < mem["model_pickle_bytes"] < 2 ** 20
     text = write_report(tmp_path, columns="all")["markdown"].read_text()
-    assert "fit peak RSS (MB)" in text and "| greedy | defaults | 0 | refused |" in text
+    assert "fit peak RSS (MB)" in text
+    # the table of runs that did not finish names the values the run used, not `defaults`
+    assert "| greedy | decoder=a, smoothing=1 | 0 | refused |" in text
 
 
 # raw outputs and --recompute --------------------------------------------------------------
@@ -448,7 +450,7 @@ def test_latency_vs_k_plot_for_a_dataset_family(tmp_path):
 
 
 def test_progress_is_reported_while_a_child_works():
-    from xcbench.isolation import run_in_child
+    from xcbench.run.isolation import run_in_child
 
     seen = []
     status, value = run_in_child(time.sleep, (2.5,), timeout=30, on_wait=seen.append)
@@ -460,12 +462,12 @@ def test_a_killed_cell_is_blamed_on_memory_only_for_sigkill():
     """SIGKILL is the out-of-memory killer's signal; SIGTERM (a user's kill) is named as such."""
     import signal
 
-    from xcbench.isolation import _death_text
+    from xcbench.run.isolation import death_text
 
-    assert "SIGKILL, possibly out of memory (limit" in _death_text(-signal.SIGKILL, 2 ** 30)
-    term = _death_text(-signal.SIGTERM, 2 ** 30)
+    assert "SIGKILL, possibly out of memory (limit" in death_text(-signal.SIGKILL, 2 ** 30)
+    term = death_text(-signal.SIGTERM, 2 ** 30)
     assert "killed by SIGTERM (not the out-of-memory" in term and "possibly out of" not in term
-    assert _death_text(3, None) == "the run's process died (exit code 3)"
+    assert death_text(3, None) == "the run's process died (exit code 3)"
 
 
 def test_an_isolated_cell_after_an_in_process_one_survives_numba_parallel_kernels(tmp_path):
@@ -477,7 +479,7 @@ def test_an_isolated_cell_after_an_in_process_one_survives_numba_parallel_kernel
 
     script = f"""
 from xcbench.api import run_plan
-from xcbench.runner import RunOptions
+from xcbench.run.runner import RunOptions
 out = {str(tmp_path)!r}
 first = run_plan(["ova"], ["synthetic-small"], out=out + "/a", progress=None,
                  options=RunOptions(isolate=False, latency_calls=5))

@@ -2,7 +2,7 @@ import warnings
 
 from xcbench.report.plot import dataset_families
 from xcbench.report.summary import run_summary
-from xcbench.results import ResultStore
+from xcbench.store.results import ResultStore
 
 
 def _record(dataset, k, **extra):

@@ -54,7 +54,7 @@ _CAPPED_FIT = textwrap.dedent("""
 
 def _tree_methods():
     """The tree methods xcbench ships (peers wrap other programs and are left out)."""
-    return sorted(name for name, spec in xcbench.plugins.method_specs().items()
+    return sorted(name for name, spec in xcbench.contract.plugins.method_specs().items()
                   if spec.family == "tree" and spec.plugin != "peers"
                   and spec.factory.__module__.startswith("xcbench_"))
 

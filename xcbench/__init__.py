@@ -8,14 +8,14 @@ The public API::
     ds = xcbench.load_dataset("synthetic")  # X_train, y_train, X_test, y_test, n_classes, stats
     records = xcbench.run_plan(["ova", "softmax"], ["synthetic"], seeds=[0])
 """
-__version__ = "0.1.0"
+from .version import __version__
 
-from .fork_safety import prefer_fork_safe_numba_threading  # noqa: E402
+from .run.fork_safety import prefer_fork_safe_numba_threading  # noqa: E402
 
 prefer_fork_safe_numba_threading()  # before any numba parallel launch: cells run in forks
 
-from .hookspecs import hookimpl  # noqa: E402
-from .method import Method, MethodSpec  # noqa: E402
+from .contract.hookspecs import hookimpl  # noqa: E402
+from .contract.method import Method, MethodSpec  # noqa: E402
 from .data import Dataset, DatasetSpec, Source, load_dataset  # noqa: E402
 from .api import get_method_spec, list_datasets, list_methods, make_method, run_plan  # noqa: E402
 

@@ -1,9 +1,9 @@
 """The small public API for notebooks and scripts (the CLI is a thin layer over it)."""
 from __future__ import annotations
 
-from .method import Method
-from .runner import run_plan as _run_plan
-from .plugins import dataset_specs, get_method_spec, method_specs
+from .contract.method import Method
+from .run.runner import run_plan as _run_plan
+from .contract.plugins import dataset_specs, get_method_spec, method_specs
 
 
 def list_methods() -> list[str]:
@@ -24,7 +24,7 @@ def make_method(name: str, **params) -> Method:
 def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", **kwargs) -> list[dict]:
     """Run methods x param grid x datasets x seeds; return the new result records.
 
-    Keyword arguments are those of :func:`xcbench.runner.run_plan` (``param_overrides``,
+    Keyword arguments are those of :func:`xcbench.run.runner.run_plan` (``param_overrides``,
     ``options``, ``resume``, ``data_dir``, ``progress``).
     """
     return _run_plan(methods, datasets, seeds, out=out, **kwargs)

@@ -22,10 +22,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .conformance import *  # noqa: F401,F403 - the check functions, importable from here
-from .conformance import ALL_CHECKS, CHECK_NAMES, N_CLASSES
+from .contract.conformance import *  # noqa: F401,F403 - the check functions, importable from here
+from .contract.conformance import ALL_CHECKS, CHECK_NAMES, N_CLASSES
 from .data.synthetic import make_hierarchical
-from .method import MethodSpec
+from .contract.method import MethodSpec
 
 
 def gaussian_problem(seed=0):
@@ -52,7 +52,7 @@ def word_id_problem(seed=0):
 
 
 def _factory(method, params) -> Callable:
-    from .api import get_method_spec
+    from .contract.plugins import get_method_spec
 
     if isinstance(method, str):
         method = get_method_spec(method)

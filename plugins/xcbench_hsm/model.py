@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
 from xcbench.tree.weights import DIRECT

@@ -17,7 +17,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_labels, check_X
 
 from .optional import require
 

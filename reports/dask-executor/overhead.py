@@ -15,8 +15,8 @@ import time
 
 import distributed
 
-from xcbench.dask_executor import local_cluster
-from xcbench.results import ResultStore
+from xcbench.run.dask_executor import local_cluster
+from xcbench.store.results import ResultStore
 
 
 def noop(i):

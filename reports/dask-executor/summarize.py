@@ -3,7 +3,7 @@ them, the summed wall time of its cells (the serial work), and whether every met
 the first run's. Usage: python reports/dask-executor/summarize.py RUN_FOLDER..."""
 import sys
 
-from xcbench.results import ResultStore
+from xcbench.store.results import ResultStore
 
 
 def summary(folder, reference=None):

@@ -14,7 +14,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
-from xcbench.measure import interleaved_p50
+from xcbench.run.measure import interleaved_p50
 
 ROUNDS, CALLS, ROWS = 5, 1000, 100_000
 

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from xcbench import load_dataset, make_method
-from xcbench.plan import parse_value  # the runner's --param value parser
+from xcbench.run.plan import parse_value  # the runner's --param value parser
 
 VALIDATION_SHARE = 0.1
 

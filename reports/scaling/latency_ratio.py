@@ -25,8 +25,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
-from xcbench.measure import interleaved_p50
-from xcbench.plan import parse_value
+from xcbench.run.measure import interleaved_p50
+from xcbench.run.plan import parse_value
 
 ROUNDS, CALLS = 5, 1000
 HSM_EXACT = {"tree": "kmeans_balanced", "solver": "liblinear", "max_leaf": 100, "C": 30,

@@ -25,7 +25,7 @@ def data_dir(path: str | os.PathLike | None = None) -> Path:
 def get_dataset_spec(name: str) -> DatasetSpec:
     """The registered DatasetSpec called ``name``, or for ``file:[FORMAT:]TRAIN[:TEST]`` one
     built from the user's files (``user_files``); KeyError lists the registered ones."""
-    from ..plugins import dataset_specs, lookup
+    from ..contract.plugins import dataset_specs, lookup
 
     if name.startswith("file:"):
         from .user_files import user_file_spec

@@ -1,13 +1,11 @@
 """The built-in datasets, registered through the ``register_datasets`` hook."""
 from __future__ import annotations
 
-import xcbench
-
+from ..contract.hookspecs import hookimpl
+from ..version import __version__  # noqa: F401 - the version `xcbench plugins` shows
 from .dataset import DatasetSpec
 from .recipes import builtin_recipes
 from .synthetic import default_sparse_features, make_hierarchical, make_sparse_hierarchical
-
-__version__ = xcbench.__version__
 
 
 def _synthetic_loader(spec, data_dir):
@@ -50,7 +48,7 @@ SPARSE_SCALING = [
 ]
 
 
-@xcbench.hookimpl
+@hookimpl
 def register_datasets(register):
     for spec in SYNTHETIC + SPARSE_SCALING:
         register(spec)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 import xcbench
-from xcbench.method import check_labels, check_X, topk_from_scores
+from xcbench.contract.method import check_labels, check_X, topk_from_scores
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,25 @@
+"""What several subcommands share: the default results folder, the common options and the
+comma-separated list syntax."""
+from __future__ import annotations
+
+import argparse
+
+DEFAULT_OUT = "xcbench-results"
+
+
+def split(text: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def add_common(p, out=True, data=True):
+    """Add the options most commands share: ``--debug``, and ``--out`` and ``--data-dir``
+    unless ``out``/``data`` is False."""
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show the full traceback of an error")
+    if out:
+        p.add_argument("--out", default=DEFAULT_OUT,
+                       help=f"results and report directory (default: ./{DEFAULT_OUT})")
+    if data:
+        p.add_argument("--data-dir", default=None,
+                       help="data directory (default: $XCBENCH_DATA_DIR or the user cache)")

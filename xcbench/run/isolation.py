@@ -1,0 +1,122 @@
+"""Run one function in a forked child process with a timeout and a memory cap.
+
+The child dies with its parent (``PR_SET_PDEATHSIG``), caps its data segment so an
+allocation over the limit raises MemoryError, and the parent kills it if its resident memory
+still grows past the limit: an overrun becomes an ``error`` status, never a kernel OOM kill
+of the whole run.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+
+from .memory import cap_data_memory, format_gb, rss
+
+#: seconds between the parent's checks of the child (result, timeout, memory)
+POLL_SECONDS = 0.2
+
+
+def error_text(exc: BaseException) -> str:
+    """A failure as stored in a record: type, message, then the traceback."""
+    return f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+
+
+def memory_error_text(exc: BaseException, limit: int) -> str:
+    """The error of a cell that ran out of its memory cap."""
+    return (f"exceeded the memory limit of {format_gb(limit)} ({type(exc).__name__}: {exc}); "
+            "run a smaller problem, use the method's hashing/size parameters, or raise "
+            f"--memory-limit\n{traceback.format_exc()}")
+
+
+def parent_death_signal(sig: int) -> bool:
+    """Ask Linux to send ``sig`` to this process when its parent dies (``PR_SET_PDEATHSIG``);
+    False where that is not available."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, int(sig), 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+
+
+def _child(conn, parent_pid, memory_limit, fn, args):
+    parent_death_signal(signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it kills us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        if memory_limit:
+            cap_data_memory(memory_limit)
+        conn.send(("ok", fn(*args)))
+    except MemoryError as exc:
+        conn.send(("error", memory_error_text(exc, memory_limit) if memory_limit
+                   else error_text(exc)))
+    except BaseException as exc:  # report every failure, including SystemExit
+        conn.send(("error", error_text(exc)))
+    finally:
+        conn.close()
+
+
+def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_wait=None):
+    """Run ``fn(*args)`` in a forked child; return (status, result or error text) with
+    status ``ok``, ``error`` or ``timeout``.
+
+    ``memory_limit`` (bytes beyond what the process holds at the fork) caps the child;
+    ``on_wait(seconds)`` is called about once a second while the child works."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    baseline = rss() or 0
+    proc = ctx.Process(target=_child, args=(child, os.getpid(), memory_limit, fn, args),
+                       daemon=True)
+    proc.start()
+    child.close()
+    try:
+        start, last_report = time.perf_counter(), 0.0
+        while not parent.poll(POLL_SECONDS):  # EOF (a dead child) also ends the wait
+            elapsed = time.perf_counter() - start
+            if elapsed >= timeout:
+                return "timeout", f"exceeded the timeout of {timeout:g} s"
+            used = rss(proc.pid) if memory_limit else None
+            if used is not None and used > baseline + memory_limit:
+                return "error", (f"exceeded the memory limit of {format_gb(memory_limit)} "
+                                 f"(resident memory {format_gb(used)}, stopped); run a smaller "
+                                 "problem, use the method's hashing/size parameters, or raise "
+                                 "--memory-limit")
+            if on_wait is not None and elapsed - last_report >= 1.0:
+                last_report = elapsed
+                on_wait(elapsed)
+        try:
+            status, payload = parent.recv()
+        except EOFError:
+            proc.join()
+            return "error", death_text(proc.exitcode, memory_limit)
+        proc.join()
+        return status, payload
+    finally:
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+        parent.close()
+
+
+def death_text(exitcode, memory_limit) -> str:
+    """Why a cell's process died, from its exit code: SIGKILL is what the kernel's
+    out-of-memory killer sends; any other signal is named, not blamed on memory (it came
+    from a user, a job scheduler or a library in the run that stopped its own process)."""
+    text = f"the run's process died (exit code {exitcode})"
+    if exitcode is None or exitcode >= 0:
+        return text
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    if -exitcode == signal.SIGKILL:
+        limit = f" (limit {format_gb(memory_limit)})" if memory_limit else ""
+        return text + f"; killed by {name}, possibly out of memory{limit}"
+    return text + (f"; killed by {name} (not the out-of-memory killer's signal: a user, a "
+                   "job scheduler or a library in the run stopped it; its stderr may say why)")
