@@ -38,6 +38,7 @@ def cmd_run(args) -> int:
     from ..run.plan import parse_param_overrides
     from ..run.resume import parse_retry
     from ..run.runner import execute_plan
+    from ..tune.params_file import merge_params_files
 
     retry = parse_retry(args.retry)
     if retry and not args.resume:
@@ -56,7 +57,9 @@ def cmd_run(args) -> int:
             from None
     options = _run_options(args)
     outcome = execute_plan(methods, datasets, seeds, out=args.out,
-                           param_overrides=parse_param_overrides(args.param), options=options,
+                           param_overrides=merge_params_files(
+                               args.params_file, parse_param_overrides(args.param)),
+                           options=options,
                            resume=args.resume, data_dir=args.data_dir,
                            progress=not args.quiet, command=command, executor=args.executor,
                            scheduler=args.scheduler, workers=args.workers, retry=retry)
@@ -135,6 +138,10 @@ def _finish(args, outcome, out, title=None, columns=None) -> int:
 
     records = outcome.records
     failed = outcome.failed()
+    if outcome.taken:
+        print(f"{len(outcome.taken)} cell(s) skipped: another run into {args.out} is measuring "
+              f"them (e.g. {outcome.taken[0]}); rerun with --resume once it is done to report "
+              "them all")
     print(run_summary(records, outcome.reused))
     if outcome.resume_note:
         print(outcome.resume_note)
@@ -166,6 +173,10 @@ def add_parser(sub) -> None:
                      help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
                           "sweep several together with +, e.g. --param st:k+depth=50+8,100+7; "
                           "`xcbench describe METHOD` lists a method's parameters")
+    run.add_argument("--params-file", action="append", metavar="FILE",
+                     help="fixed parameters of one method from a JSON file, as `xcbench tune` "
+                          "writes (OUT/best-METHOD.json; repeatable, one file per method); "
+                          "a --param of the same name wins")
     run.add_argument("--timeout", type=float, default=1800,
                      help="seconds before a run is stopped and recorded as timeout (default 1800)")
     run.add_argument("--threads", type=int, default=1,

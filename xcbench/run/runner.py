@@ -5,6 +5,8 @@ cell in a forked child with a timeout and a memory cap (see ``isolation``); this
 appends the records of a finished cell in one write (status ``ok``, ``timeout``,
 ``error`` or ``refused``), with the raw outputs beside them. An interrupted runner writes no
 record for the cell it was running, so ``resume=True`` re-runs exactly the missing ones.
+Runs with ``resume=True`` into one folder at the same time share the cells out: each cell is
+claimed (``store.claims``) before it runs, so it is measured once.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from ..contract.plugins import get_method_spec
 from ..data import get_dataset_spec
 from ..store import provenance
+from ..store.claims import CellClaims
 from ..store.results import (RESULTS_FILE, ResultStore, build_record, encode_record,
                              run_key)
 from ..version import __version__
@@ -47,6 +50,12 @@ def check_out_dir(out) -> Path:
         raise ValueError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
     if not os.access(out, os.W_OK):
         raise ValueError(f"--out {out}: the folder is not writable")
+    results = out / RESULTS_FILE
+    if results.exists() and not results.is_file():
+        raise ValueError(f"--out {out}: {results} is not a file (a folder?); the records are "
+                         "appended to that file: move it away or choose another --out")
+    if results.exists() and not os.access(results, os.W_OK):
+        raise ValueError(f"--out {out}: {results} is not writable")
     return out
 
 
@@ -74,7 +83,12 @@ class PlanOutcome:
 
     records: list
     reused: list
+    #: cells skipped because another run held their claim (``resume``), as "method on dataset"
+    taken: list = None
     resume_note: str | None = None  # what --resume reused and why it re-ran the others
+
+    def __post_init__(self):
+        self.taken = [] if self.taken is None else self.taken
 
     def failed(self) -> list:
         """The records of this plan (new or reused) whose status is not ``ok``."""
@@ -121,10 +135,12 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     code = provenance.code_state()
     previous = ResumeState(store.records() if resume else [], code, retry)
     stored = previous.stored
+    claims = CellClaims(store) if resume else None
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
         memory_limit = runner.default_memory_limit(options)
-        bar = RunProgress(len(cells), runner.parallel, enabled=progress)
+        bar = RunProgress(len(cells), runner.parallel, enabled=progress,
+                          methods=[c.method for c in cells])
 
         def jobs():
             for name in dataset_specs:
@@ -134,16 +150,20 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                 bar.status("data", "")
                 for cell in [c for c in cells if c.dataset == name]:
                     keys = _cell_keys(cell, dataset.checksum, options, code)
+                    if claims is not None and _claim(store, claims, keys, stored,
+                                                     previous.retry) == "taken":
+                        outcome.taken.append(f"{cell.method} on {cell.dataset} seed {cell.seed}")
+                        bar.skipped()
+                        continue
                     outcome.reused += previous.reuse(cell, keys, dataset.checksum,
                                                      options.keyed(), _plugin(cell))
                     if all(key in stored for key in keys):
-                        bar.skipped()
+                        bar.skipped(cell.method)
                         continue
-                    bar.planned(cell.method)
                     yield CellJob(cell, data_dir, dataset.checksum, options, memory_limit)
 
-        def on_status(job, phase, seconds):
-            bar.status(job.label, f"{phase} {seconds:.0f} s")
+        def on_status(job, phase, seconds, progress=""):
+            bar.cell_status(job.label, job.cell.method, phase, seconds, progress)
 
         try:
             with contextlib.closing(runner.run(jobs(), on_status)) as finished:
@@ -151,13 +171,28 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                     new = _outcome_records(store, job, result, facts, dataset_specs, stored,
                                            command, code)
                     store.append_many(new)
+                    if claims is not None:
+                        claims.release(_cell_keys(job.cell, job.checksum, options, code)[0])
                     outcome.records += new
                     bar.finished(job.label, job.cell.method, result.wall_seconds,
                                  [one_line(r) for r in new])
         finally:
             bar.close()
+            if claims is not None:
+                claims.release_all()
             outcome.resume_note = previous.summary()
     return outcome
+
+
+def _claim(store, claims, keys, stored, retry=()) -> str:
+    """Claim a cell (named by its first key) under the store lock, after reading the records
+    other runs stored meanwhile into ``stored`` (those whose status ``--retry`` re-runs
+    left out): ``"claimed"``, ``"stored"`` or ``"taken"``."""
+    with store.lock():
+        if not all(k in stored for k in keys):
+            stored.update((r["key"], r) for r in store.records()
+                          if r["key"] in keys and r["status"] not in retry)
+        return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
 
 
 def _plugin(cell: Cell) -> str | None:

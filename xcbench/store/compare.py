@@ -11,7 +11,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..contract.method_params import canonical_params, value_text
+from ..contract.method_params import canonical_params, params_text
+from ..numbers import sig3
 from .compare_stats import (STATISTICS_COLUMNS, cell_statistics, side_differences,
                             statistics_columns, statistics_markdown)
 from .export import add_output_options, rows_to_csv, stored_records, write_output
@@ -141,14 +142,17 @@ def _fmt(value: float | None) -> str:
 
 
 def _params_label(params: dict) -> str:
-    return " ".join(f"{k}={value_text(v)}" for k, v in params.items()) or "defaults"
+    return params_text(params)
 
 
 def _error_cell(cell: CellComparison, which: str) -> str:
+    """The top-1 error of one side in percent, to three digits as the report tables show
+    it (or the side's status)."""
     record = cell.a if which == "A" else cell.b
     if record.get("status") != "ok":
         return record.get("status", "?")
-    return _fmt(cell.value(which, "metrics", "top1_error"))
+    value = cell.value(which, "metrics", "top1_error")
+    return "–" if value is None else sig3(100 * value)
 
 
 def side_label(out, records: list[dict]) -> str:
@@ -170,19 +174,26 @@ def comparison_markdown(cells: list[CellComparison], label_a: str, label_b: str,
              "- ratios are B/A: below 1, B has the lower error, latency or fit time; "
              "– where a side did not finish ok", "", *notes]
     both = [c for c in cells if c.side == "both"]
-    lines += ["| method | params | dataset | seed | top-1 error A | top-1 error B | "
-              "error B/A | p50 latency B/A | fit time B/A |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {c.method} | {_params_label(c.params)} | {c.dataset} | {c.seed} | "
-              f"{_error_cell(c, 'A')} | {_error_cell(c, 'B')} | {_fmt(c.error_ratio)} | "
-              f"{_fmt(c.p50_ratio)} | {_fmt(c.fit_ratio)} |" for c in both]
     if not both:
-        lines.append("| (no cell was measured on both sides) | | | | | | | | |")
-    lines += ["", "## Geometric mean of the ratios, per method (cells ok on both sides)", "",
-              "| method | cells | top-1 error B/A | p50 latency B/A | fit time B/A |",
-              "|---|---|---|---|---|"]
-    lines += [f"| {s.method} | {s.cells} | {_fmt(s.error_ratio)} | {_fmt(s.p50_ratio)} | "
-              f"{_fmt(s.fit_ratio)} |" for s in method_summaries(cells)]
+        counts = {side: len({cell_identity(r) for r in records})
+                  for side, records in (("A", [c.a for c in cells if c.a]),
+                                        ("B", [c.b for c in cells if c.b]))}
+        lines += [f"No cell was measured on both sides (A has {counts['A']} cells, B "
+                  f"has {counts['B']}): cells match by method, parameter values, query "
+                  "parameters, dataset and seed. Compare folders of the same plan, e.g. "
+                  "the same `xcbench run` command on two versions or machines."]
+    else:
+        lines += ["| method | params | dataset | seed | top-1 error A (%) | "
+                  "top-1 error B (%) | error B/A | p50 latency B/A | fit time B/A |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {c.method} | {_params_label(c.params)} | {c.dataset} | {c.seed} | "
+                  f"{_error_cell(c, 'A')} | {_error_cell(c, 'B')} | {_fmt(c.error_ratio)} | "
+                  f"{_fmt(c.p50_ratio)} | {_fmt(c.fit_ratio)} |" for c in both]
+        lines += ["", "## Geometric mean of the ratios, per method (cells ok on both sides)",
+                  "", "| method | cells | top-1 error B/A | p50 latency B/A | fit time B/A |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {s.method} | {s.cells} | {_fmt(s.error_ratio)} | {_fmt(s.p50_ratio)} | "
+                  f"{_fmt(s.fit_ratio)} |" for s in method_summaries(cells)]
     for side in ("A", "B"):
         only = [c for c in cells if c.side == side]
         lines += ["", f"## Only in {side} ({len(only)})", ""]
