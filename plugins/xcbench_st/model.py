@@ -186,7 +186,8 @@ class SoftmaxTree(TreeInference, Method):
     copy) + 8 N (depth + 16) (paths, reduced sets, losses) + n_jobs x the largest node
     problem (root: 24 nnz + 16 N + min(D, nnz) x solver bytes; leaf: k min(D, 2 nnz / 2^depth)
     x solver bytes) + 24 (k + depth + 1) min(N, nnz) (model, at most one nonzero per point and
-    output of each l1 problem) + 4 MB fixed.
+    output of each l1 problem) + 4 MB fixed
+    (+ 64 D with the cluster init on CSR input: its count sketch, ``init.init_memory``).
     """
 
     _parameter_constraints = {
