@@ -225,7 +225,7 @@ def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
                    "bits": "csr",
                    "normalize": True, "n_trees": 3, "beam": 1}
     small = defaults.resolve(SPARSE_SMALL, AUTO_LT)
-    assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 3
+    assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 2
 
 
 def test_defaults_on_dense_data_and_for_the_papers_losses():
@@ -252,7 +252,7 @@ def test_defaults_of_the_embedding_tree():
     assert out["solver"] == "sgd" and out["structure"] == "kmeans" and out["n_trees"] == 1
     assert out["beam"] == 1
     soft = defaults.resolve(SPARSE_BIG, {**params, "loss": "softmax"}, embedding=True)
-    assert soft["beam"] == 3
+    assert soft["beam"] == 2
 
 
 def test_data_shape_measures_the_data():

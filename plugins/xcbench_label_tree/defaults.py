@@ -26,7 +26,7 @@ ENSEMBLE_MIN_CLASSES = 10_000  # from here on the defaults average trees
 # binary rows from strong
 NODE_C = {"hinge": 8.0, "independent": 0.1}
 AUTO_TREES = 3
-AUTO_BEAM = 3  # a single tree's beam
+AUTO_BEAM = 2  # a single tree's beam
 WIDE_DENSE = 100  # dense data with at least this many features counts as wide
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
 
