@@ -190,9 +190,23 @@ def test_unbalanced_kmeans_follows_the_data_and_dissolves_singletons():
 def test_max_depth_bounds_the_tree(max_depth):
     rng = np.random.default_rng(0)
     emb = normalize(sp.random(500, 60, density=0.1, random_state=0, format="csr"))
-    tree = build_structure(500, 4, unbalanced_kmeans_splitter(emb, rng), max_depth=max_depth)
+    tree = build_structure(500, 200, unbalanced_kmeans_splitter(emb, rng), max_depth=max_depth)
     assert tree.depth <= max_depth
     assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(500))
+    # past the depth limit only to keep nodes narrow: at most 4 x branching children
+    tree = build_structure(500, 4, unbalanced_kmeans_splitter(emb, rng), max_depth=max_depth)
+    assert np.diff(tree.child_ptr).max() <= 16
+    assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(500))
+
+
+def test_classes_without_rows_are_dealt_out_over_the_clusters():
+    """Most classes without training rows (zero means): no node gets nearly all of them."""
+    rng = np.random.default_rng(0)
+    emb = sp.vstack([normalize(sp.random(40, 60, density=0.1, random_state=0, format="csr")),
+                     sp.csr_matrix((960, 60))]).tocsr()
+    tree = build_structure(1000, 10, unbalanced_kmeans_splitter(emb, rng), max_depth=3)
+    assert np.diff(tree.child_ptr).max() <= 40
+    assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(1000))
 
 
 def test_squared_hinge_node_is_one_binary_svm_per_child(monkeypatch):
