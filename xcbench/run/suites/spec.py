@@ -43,7 +43,7 @@ class SuiteRun:
         return RunOptions(**{**self.options, **overrides})
 
     def cells(self) -> list:
-        """The plan's cells (``xcbench.plan.expand_plan``): unknown methods or parameters
+        """The plan's cells (``xcbench.run.plan.expand_plan``): unknown methods or parameters
         raise ValueError/KeyError naming them."""
         from ..plan import expand_plan
 
