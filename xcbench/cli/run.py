@@ -46,6 +46,9 @@ def cmd_run(args) -> int:
     except ValueError:
         raise ValueError(f"--seeds {args.seeds!r}: expected integers, e.g. --seeds 0,1,2") \
             from None
+    if not seeds or min(seeds) < 0:
+        raise ValueError(f"--seeds {args.seeds!r}: expected one or more integers >= 0 (numpy "
+                         "seeds cannot be negative), e.g. --seeds 0,1,2")
     options = _run_options(args)
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     outcome = execute_plan(methods, datasets, seeds, out=args.out,
