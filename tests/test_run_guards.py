@@ -105,3 +105,26 @@ def test_a_plugin_hook_calling_sys_exit_is_a_warning_not_the_end(exiting_plugin,
     with pytest.warns(PluginLoadWarning, match=r"'exiting'.*called sys.exit\(3\)"):
         assert main(["list", "methods"]) == 0
     assert "softmax" in capsys.readouterr().out
+
+
+def test_a_broken_plugin_is_one_warning_line_per_run(tmp_path):
+    """Before: the plugin-load warning printed twice per run, each time followed by Python's
+    echo of the xcbench source line that warned."""
+    import os
+    import subprocess
+    import sys
+
+    dist = tmp_path / "broken_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[xcbench]\nbroken = broken_plugin\n")
+    (tmp_path / "broken_plugin.py").write_text("raise ImportError('broken on purpose')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-m", "xcbench.cli", "run", "--methods", "ova",
+                          "--dataset", "synthetic-small", "--out", str(tmp_path / "out"),
+                          "--latency-calls", "5", "--quiet", "--no-report"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [x for x in run.stderr.splitlines() if "broken" in x or "_load_entry_points" in x]
+    assert len(lines) == 1 and "failed to load: ImportError: broken on purpose" in lines[0]
