@@ -126,9 +126,10 @@ def test_params_summary_is_one_short_line():
     params = {f"p{i}": i for i in range(40)} | {"random_state": 3}
     text = params_summary(params, limit=40)
     assert len(text) <= 40 and text.endswith("more)") and "random_state" not in text
-    shown = len(text.split()) - 2
+    shown = len(text.split(", "))
     assert text.endswith(f"(+{40 - shown} more)")
-    assert params_summary({"C": 0.5, "solver": "auto"}) == "C=0.5 solver=auto"
+    assert params_summary({"C": 0.5, "solver": "auto"}) == "C=0.5, solver=auto"
+    assert params_summary({"C": 1.0, "tol": 1e-05}) == "C=1, tol=1e-05"  # one spelling
 
 
 def _record(method, params, status="ok"):
@@ -140,14 +141,14 @@ def _record(method, params, status="ok"):
 
 def test_progress_line_shows_effective_parameter_values():
     defaults = method_defaults(get_method_spec("st"))
-    first = " ".join(f"{k}={value_text(defaults[k])}" for k in ("k", "depth", "alpha"))
+    first = ", ".join(f"{k}={value_text(defaults[k])}" for k in ("k", "depth", "alpha"))
     line = one_line(_record("st", {}))
-    assert line.startswith(f"st {first} n_iter=")
+    assert line.startswith(f"st {first}, n_iter=")
     assert "{}" not in line and " on synthetic-small seed 1: top-1 error 25.0%" in line
     assert one_line(_record("st", {"alpha": 0.1, "k": 7})).startswith(
-        f"st alpha=0.1 k=7 depth={defaults['depth']} n_iter=")
-    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1 max_iter=100 "
-        "tol=0.0001 solver=auto on synthetic-small seed 1: ERROR Boom: bad")
+        f"st alpha=0.1, k=7, depth={defaults['depth']}, n_iter=")
+    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1, max_iter=auto, "
+        "tol=0.0001, solver=auto on synthetic-small seed 1: ERROR Boom: bad")
 
 
 def test_progress_line_of_an_unregistered_method_shows_its_own_params():

@@ -73,9 +73,11 @@ def test_compare_markdown_shows_per_cell_and_per_method_ratios(two_stores, capsy
     assert main(["compare", str(two_stores[0]), str(two_stores[1])]) == 0
     out = capsys.readouterr().out
     assert "xcbench 0.1.0 at abcdef1, Test CPU, 2 CPUs" in out
-    assert "| st | alpha=0.1 | letter | 0 | 0.4 | 0.2 | 0.5 | 4 | 0.5 |" in out
-    assert "| st | alpha=1 | letter | 0 | 0.5 | 0.5 | 1 | 0.25 | 1 |" in out
-    assert "| ova | defaults | letter | 0 | 0.3 | error | – | – | – |" in out
+    # top-1 errors in percent, as in the report tables
+    assert "| top-1 error A (%) | top-1 error B (%) |" in out
+    assert "| st | alpha=0.1 | letter | 0 | 40.0 | 20.0 | 0.5 | 4 | 0.5 |" in out
+    assert "| st | alpha=1 | letter | 0 | 50.0 | 50.0 | 1 | 0.25 | 1 |" in out
+    assert "| ova | defaults | letter | 0 | 30.0 | error | – | – | – |" in out
     # geometric means over st's two cells: error sqrt(0.5*1), p50 sqrt(4*0.25), fit sqrt(0.5)
     assert f"| st | 2 | {math.sqrt(0.5):.3g} | 1 | {math.sqrt(0.5):.3g} |" in out
     assert "## Only in A (1)\n\n- hsm defaults on aloi seed 0 (ok)" in out
@@ -101,7 +103,18 @@ def test_compare_keeps_the_newest_record_of_a_cell(tmp_path, capsys):
         record("ova", {}, error=0.6, key="new", started="2026-02-01T00:00:00+00:00"),
         record("ova", {}, error=0.9, key="old", started="2026-01-01T00:00:00+00:00")])
     assert main(["compare", str(a), str(b)]) == 0
-    assert "| ova | defaults | letter | 0 | 0.3 | 0.6 | 2 |" in capsys.readouterr().out
+    assert "| ova | defaults | letter | 0 | 30.0 | 60.0 | 2 |" in capsys.readouterr().out
+
+
+def test_compare_says_so_when_no_cell_matches(tmp_path, capsys):
+    a = store(tmp_path / "a", [record("ova", {}, error=0.3)])
+    b = store(tmp_path / "b", [record("ova", {"C": 2}, error=0.6),
+                               record("st", {}, error=0.5)])
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "No cell was measured on both sides (A has 1 cells, B has 2)" in out
+    assert "| method |" not in out  # no empty table
+    assert "## Only in A (1)\n\n- ova defaults on letter seed 0 (ok)" in out
 
 
 def test_export_csv_flattens_each_latest_record(two_stores, capsys):

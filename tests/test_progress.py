@@ -15,19 +15,22 @@ from xcbench.run.progress import (PhaseBoard, estimate_remaining, format_eta, ph
 from xcbench.run.runner import RunOptions, execute_plan
 
 
-def test_eta_is_unknown_until_a_cell_finishes():
+def test_eta_is_estimating_until_each_method_finished_a_cell():
     assert estimate_remaining({}, ["ova", "st"]) is None
-    assert format_eta(None) == "ETA ?"
+    assert format_eta(None) == "ETA estimating"
     assert estimate_remaining({}, []) == 0.0
+    # ova's cells say nothing about softmax's: estimating until a softmax cell finished
+    assert estimate_remaining({"ova": [127.0]}, ["softmax"]) is None
+    assert estimate_remaining({"ova": [127.0]}, [], running=[("softmax", 5.0)]) is None
 
 
-def test_eta_uses_each_methods_mean_not_the_first_cell():
+def test_eta_uses_each_methods_mean_and_what_running_cells_have_left():
     finished = {"ova": [10.0, 30.0], "st": [2.0]}
-    # ova cells at their mean 20 s, st at 2 s, a method with none finished at the mean of all
-    # finished cells (14 s)
     assert estimate_remaining(finished, ["ova", "st", "st"]) == pytest.approx(24.0)
-    assert estimate_remaining(finished, ["hsm"]) == pytest.approx(14.0)
     assert estimate_remaining(finished, ["ova", "ova"], parallel=2) == pytest.approx(20.0)
+    # a running ova cell 15 s in has 5 s left; one past its mean has none
+    assert estimate_remaining(finished, ["st"], running=[("ova", 15.0)]) == pytest.approx(7.0)
+    assert estimate_remaining(finished, [], running=[("ova", 50.0)]) == 0.0
     with pytest.raises(ValueError, match="parallel"):
         estimate_remaining(finished, ["ova"], parallel=0)
 
@@ -85,17 +88,22 @@ def test_a_cell_reports_loading_fitting_measuring_in_order(fresh_plugins):
     job = CellJob(Cell("slow-prior", (), "synthetic-small", 0), None, dataset.checksum,
                   options, None)
     phases = []
-    [(_, outcome)] = LocalExecutor().run([job], lambda j, phase, s: phases.append(phase))
+    [(_, outcome)] = LocalExecutor().run([job], lambda j, phase, s, p: phases.append(phase))
     assert outcome.status == "ok", outcome.payload
     assert list(dict.fromkeys(phases)) == ["loading", "fitting", "measuring"]
 
 
-def test_the_progress_line_shows_phase_and_eta(tmp_path, fresh_plugins, capsys):
+def test_piped_progress_is_plain_lines_with_the_eta_of_the_same_method(tmp_path,
+                                                                        fresh_plugins, capsys):
     register_plugin(SlowPlugin(), name="test-slow")
     options = RunOptions(latency_calls=2, latency_warmup=0, throughput_repeats=1, timeout=60)
     outcome = execute_plan(["slow-prior"], ["synthetic-small"], [0, 1], out=tmp_path,
                            options=options)
     assert [r["status"] for r in outcome.records] == ["ok", "ok"]
-    err = capsys.readouterr().err
-    assert "slow-prior on synthetic-small seed 0: fitting" in err
-    assert "ETA ?" in err and "ETA " in err.replace("ETA ?", "")
+    captured = capsys.readouterr()
+    err = captured.err.splitlines()
+    assert "\r" not in captured.err and all(line == line.rstrip() for line in err)
+    assert err[0] == "xcbench run: 0/2 done; data: loading synthetic-small, ETA estimating"
+    assert err[1].startswith("xcbench run: 1/2 done, ETA ") and "estimating" not in err[1]
+    assert err[2] == "xcbench run: 2/2 done, ETA 0s"
+    assert captured.out.count("slow-prior ") == 2  # one result line per cell, on stdout

@@ -410,7 +410,9 @@ def test_memory_guard_refuses_and_caps(tmp_path, fresh_plugins):
     assert mem["fit_peak_rss_bytes"] - mem["rss_before_fit_bytes"] > 40 * 2 ** 20
     assert 0 < mem["model_pickle_bytes"] < 2 ** 20
     text = write_report(tmp_path, columns="all")["markdown"].read_text()
-    assert "fit peak RSS (MB)" in text and "| greedy | defaults | 0 | refused |" in text
+    assert "fit peak RSS (MB)" in text
+    # the table of runs that did not finish names the values the run used, not `defaults`
+    assert "| greedy | decoder=a, smoothing=1 | 0 | refused |" in text
 
 
 # raw outputs and --recompute --------------------------------------------------------------
@@ -460,12 +462,12 @@ def test_a_killed_cell_is_blamed_on_memory_only_for_sigkill():
     """SIGKILL is the out-of-memory killer's signal; SIGTERM (a user's kill) is named as such."""
     import signal
 
-    from xcbench.run.isolation import _death_text
+    from xcbench.run.isolation import death_text
 
-    assert "SIGKILL, possibly out of memory (limit" in _death_text(-signal.SIGKILL, 2 ** 30)
-    term = _death_text(-signal.SIGTERM, 2 ** 30)
+    assert "SIGKILL, possibly out of memory (limit" in death_text(-signal.SIGKILL, 2 ** 30)
+    term = death_text(-signal.SIGTERM, 2 ** 30)
     assert "killed by SIGTERM (not the out-of-memory" in term and "possibly out of" not in term
-    assert _death_text(3, None) == "the run's process died (exit code 3)"
+    assert death_text(3, None) == "the run's process died (exit code 3)"
 
 
 def test_an_isolated_cell_after_an_in_process_one_survives_numba_parallel_kernels(tmp_path):

@@ -17,3 +17,10 @@ def register_methods(register):
 @hookspec
 def register_datasets(register):
     """Register datasets: call ``register(DatasetSpec(...))`` once per dataset."""
+
+
+@hookspec(firstresult=True)
+def resolve_method(name):
+    """Return the MethodSpec of a method name no plugin registered (a family of names such
+    as ``sklearn:PATH``), or None when ``name`` is not one of yours. Raise ValueError when
+    it is yours but unusable, saying why."""

@@ -18,6 +18,11 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
 - ``path_cost(X) -> (n,) float64``: the work one prediction of each row does, in vectors
   (decision nodes + scored classes) evaluated; a separate call, because ``predict_topk`` is
   pure (it never writes to the model). Optional: the default raises NotImplementedError.
+- ``report_progress(step, total, what)`` (provided, optional to call): a long ``fit`` may
+  report its passes, epochs or levels, e.g. ``self.report_progress(p + 1, passes, "pass")``;
+  the runner's progress line shows them (see ``xcbench.contract.fit_progress``). Nothing is
+  passed to ``fit`` and nothing stored on the model; a method that never calls it works
+  unchanged.
 - ``estimate_memory(n_samples, n_features, nnz, n_classes) -> int``: an upper estimate of the
   peak bytes ``fit`` needs beyond the data itself, from the problem's shape and the method's
   hyperparameters (callable before ``fit``). The runner refuses a cell whose estimate exceeds
@@ -37,6 +42,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ..kernels import max_abs
+from .fit_progress import report_progress
 
 FAMILIES = ("flat", "tree", "embedding")
 
@@ -87,6 +93,12 @@ class Method(BaseEstimator):
         """Upper estimate of the peak bytes ``fit`` allocates for a problem of this shape
         (``nnz``: stored feature values of X_train), or None when unknown."""
         return None
+
+    @staticmethod
+    def report_progress(step: float, total: float, what: str = "") -> None:
+        """Tell whoever runs this fit that ``step`` of ``total`` ``what`` are done (a no-op
+        when nobody listens; see :mod:`xcbench.contract.fit_progress`)."""
+        report_progress(step, total, what)
 
     def predict(self, X):
         """Return the top-1 label of each row, shape (n,)."""
@@ -216,6 +228,10 @@ class MethodSpec:
     ``param_grid`` maps parameter names to lists of values the runner sweeps by default.
     ``query_params`` maps query-time parameter names (changed with ``set_params`` after
     fitting, e.g. a decoder) to the values the runner measures on one fitted model.
+    ``search_space`` maps parameter names to what ``xcbench tune`` searches: a range
+    ``{"low": 1e-3, "high": 1e2, "log": True}`` (``"int": True`` for integers) or
+    ``{"choices": [...]}``, optionally ``"when": {"solver": "sgd"}``
+    (``xcbench.contract.search_space``; docs/tuning.md).
     """
 
     name: str
@@ -226,11 +242,15 @@ class MethodSpec:
     param_grid: dict[str, list] = field(default_factory=dict)
     query_params: dict[str, list] = field(default_factory=dict)
     plugin: str = ""
+    search_space: dict[str, dict] = field(default_factory=dict)
 
     def __post_init__(self):
+        from .search_space import check_search_space
+
         if self.family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
         self.validate_params({**self.default_params, **self.param_grid, **self.query_params})
+        check_search_space(self.search_space, self, values=False)
 
     def valid_params(self) -> list[str]:
         """Names of the hyperparameters the factory accepts."""

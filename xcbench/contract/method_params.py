@@ -145,26 +145,43 @@ def canonical_params(params: dict) -> dict:
 
 
 def value_text(value) -> str:
-    """A parameter value as typed on the command line (``alpha=0.1``, ``loss=01``)."""
+    """One spelling of a parameter value, used everywhere xcbench shows one (progress lines,
+    report tables and legends, ``compare``, ``describe``), as typed after ``--param``: a
+    float holding an integer without ``.0`` (``C=1`` whether stored as 1 or 1.0), other
+    floats as Python writes them (``0.1``, ``1e-05``), numpy scalars as Python numbers, lists
+    as ``[a,b]``, the empty string as ``''``, anything else as ``str`` (``loss=01``)."""
+    value = canonical_value(value)
     if isinstance(value, float):
-        return f"{value:g}"
+        return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(value_text(v) for v in value) + "]"
+    if value == "":
+        return "''"
     return str(value)
 
 
+def params_text(params: dict, sort: bool = True) -> str:
+    """``C=1, penalty=l2``: ``params`` as xcbench shows them (sorted by name unless ``sort``
+    is False; ``random_state`` left out); ``defaults`` if nothing is left."""
+    items = [(k, v) for k, v in params.items() if k != "random_state"]
+    if sort:
+        items.sort(key=lambda item: item[0])
+    return ", ".join(f"{k}={value_text(v)}" for k, v in items) or "defaults"
+
+
 def params_summary(params: dict, limit: int = 90) -> str:
-    """``k=50 depth=8 alpha=1 ...`` for ``params`` (the effective values of a run), without
-    ``NOT_SUMMARISED`` names, cut at about ``limit`` characters with ``(+N more)``."""
+    """``k=50, depth=8, alpha=1 ...`` for ``params`` (the effective values of a run, in their
+    order), without ``NOT_SUMMARISED`` names, cut at about ``limit`` characters with
+    ``(+N more)``."""
     items = [f"{k}={value_text(v)}" for k, v in params.items() if k not in NOT_SUMMARISED]
     shown: list[str] = []
     for i, item in enumerate(items):
         rest = len(items) - i
         tail = f" (+{rest} more)" if rest > 1 else ""
-        if shown and len(" ".join(shown + [item])) + len(tail) > limit:
-            return " ".join(shown) + f" (+{rest} more)"
+        if shown and len(", ".join(shown + [item])) + len(tail) > limit:
+            return ", ".join(shown) + f" (+{rest} more)"
         shown.append(item)
-    return " ".join(shown)
+    return ", ".join(shown)
 
 
 def run_params_text(method: str, params: dict | None) -> str:

@@ -156,8 +156,15 @@ def lookup(specs: dict, name: str, kind: str):
 
 
 def get_method_spec(name: str):
-    """The registered MethodSpec called ``name``; KeyError lists the registered ones."""
-    return lookup(method_specs(), name, "method")
+    """The MethodSpec called ``name``: a registered one, else one a plugin resolves from the
+    name (``resolve_method``, e.g. ``sklearn:sklearn.linear_model.SGDClassifier``);
+    KeyError lists the registered ones, ValueError says why a resolvable name is unusable."""
+    specs = method_specs()
+    if name not in specs:
+        spec = get_plugin_manager().hook.resolve_method(name=name)
+        if spec is not None:
+            return spec
+    return lookup(specs, name, "method")
 
 
 def plugin_infos() -> list[PluginInfo]:

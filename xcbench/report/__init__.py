@@ -7,7 +7,7 @@ from pathlib import Path
 from ..store.results import ResultStore
 from .columns import select_columns
 from .plot import (dataset_families, error_vs_latency_plot, error_vs_path_cost_plot,
-                   latency_vs_k_plot, metric_plot)
+                   latency_vs_k_plot, method_colours, metric_plot)
 from .recompute import recompute_records
 from .table import markdown_report
 
@@ -51,22 +51,27 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
     if recompute:
         records, recomputed = recompute_records(store, records)
     plots, captions = [], {}
+    colours = method_colours(r["method"] for r in records)  # the same in every plot
     for dataset in sorted({r["dataset"] for r in records}):
         ds_records = [r for r in records if r["dataset"] == dataset]
         for prefix, caption, plot in DATASET_PLOTS:
             path = out / f"{prefix}-{file_part(dataset)}.png"
-            if plot(ds_records, path, title=f"{dataset}: {caption}"):
+            if plot(ds_records, path, title=f"{dataset}: {caption}", colours=colours):
                 plots.append(path)
                 captions.setdefault(dataset, []).append((f"{caption} on {dataset}", path.name))
     family_plots = {}
     for family, names in dataset_families(records).items():
         path = out / f"latency_vs_k-{file_part(family)}.png"
         if latency_vs_k_plot([r for r in records if r["dataset"] in names], path,
-                             title=f"{family}: single-example latency vs K"):
+                             title=f"{family}: single-example latency vs K", colours=colours):
             plots.append(path)
             family_plots[family] = path.name
+    from .aggregate import group_rows
+    from .significance import vs_best
+
+    marks = vs_best(group_rows(records), records, store)
     text = markdown_report(records, title=title, command=command, plots=captions,
-                           family_plots=family_plots, columns=columns)
+                           family_plots=family_plots, columns=columns, vs_best=marks)
     md = out / "report.md"
     md.write_text(text, encoding="utf-8")
     html_path = None

@@ -16,12 +16,42 @@ def choose_scale(low: float, high: float, spans_decades: bool = True) -> str:
     return "log" if high / low >= LOG_MIN_RATIO else "linear"
 
 
+#: at most this many labelled ticks on a log axis (beyond, only powers of ten)
+MAX_LOG_TICKS = 12
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """The labelled ticks of a log axis over [low, high]: every digit x 10^n when the range
+    is under 5x, else 1, 2 and 5 x 10^n (only 10^n when that makes over MAX_LOG_TICKS),
+    from the last tick at or below ``low`` to the first at or above ``high``."""
+    if high / low < 5:
+        subs = tuple(float(d) for d in range(1, 10))
+    else:
+        subs = (1.0, 2.0, 5.0)
+    ticks = _ticks_around(low, high, subs)
+    if len(ticks) > MAX_LOG_TICKS:
+        ticks = _ticks_around(low, high, (1.0,))
+    return ticks
+
+
+def _ticks_around(low: float, high: float, subs) -> list[float]:
+    ticks = sorted(float(f"{s * 10.0 ** e:.12g}")
+                   for e in range(math.floor(math.log10(low)) - 1,
+                                  math.ceil(math.log10(high)) + 2) for s in subs)
+    start = max(i for i, t in enumerate(ticks) if t <= low * (1 + 1e-9))
+    stop = min(i for i, t in enumerate(ticks) if t >= high * (1 - 1e-9))
+    return ticks[start:stop + 1]
+
+
 def padded_limits(low: float, high: float, scale: str) -> tuple[float, float]:
     """Axis limits a little beyond [low, high]: 8% of the range (of its log for ``log``);
-    a range of one value gets ±10% of it (±1 around zero)."""
+    a range of one value gets ±10% of it (±1 around zero). A log axis reaches at least the
+    labelled ticks on either side of its values (see :func:`log_ticks`), so no point lies
+    beyond the last labelled tick."""
     if scale == "log":
         pad = (high / low) ** 0.08
-        return low / pad, high * pad
+        ticks = log_ticks(low, high)
+        return min(low / pad, ticks[0]), max(high * pad, ticks[-1])
     if high == low:
         pad = abs(low) * 0.1 or 1.0
         return low - pad, high + pad
@@ -31,8 +61,8 @@ def padded_limits(low: float, high: float, scale: str) -> tuple[float, float]:
 
 def apply_scale(ax, which: str, low: float, high: float, spans_decades: bool = True) -> str:
     """Set the scale, limits and ticks of axis ``which`` (``x`` or ``y``) of ``ax`` to show
-    [low, high]; returns the scale chosen. Log ticks are plain numbers at 1, 2, 5 x 10^n
-    (every digit when the range is under 5x); linear ticks carry no offset."""
+    [low, high]; returns the scale chosen. Log ticks are plain numbers (see
+    :func:`log_ticks`); linear ticks carry no offset."""
     import matplotlib.ticker as ticker
 
     scale = choose_scale(low, high, spans_decades)
@@ -40,8 +70,7 @@ def apply_scale(ax, which: str, low: float, high: float, spans_decades: bool = T
     (ax.set_xscale if which == "x" else ax.set_yscale)(scale)
     (ax.set_xlim if which == "x" else ax.set_ylim)(*padded_limits(low, high, scale))
     if scale == "log":
-        subs = (1.0, 2.0, 5.0) if high / low >= 5 else tuple(float(d) for d in range(1, 10))
-        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+        axis.set_major_locator(ticker.FixedLocator(log_ticks(low, high)))
         axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         axis.set_minor_formatter(ticker.NullFormatter())
     else:

@@ -8,14 +8,16 @@ from .aggregate import LATENCY_SPREAD_PERCENTILES, group_rows
 from .axis_scale import apply_scale
 from .columns import get_column
 from .machines import short_machine_names
-from .params import params_label
+from .params import params_label, shown_params
 
 MARKERS = "osD^vP*X<>ph"
+#: characters of parameter values in a legend entry (the table shows them all)
+LEGEND_PARAMS = 60
 
-#: what the error bars show, for captions
-ERROR_BARS = (f"error bars: single-example latency p{LATENCY_SPREAD_PERCENTILES[0]}-"
-              f"p{LATENCY_SPREAD_PERCENTILES[1]} over all timed calls; other quantities "
-              "± std over seeds (none for one seed)")
+#: error-bar notes, by what an axis shows
+LATENCY_BARS = (f"latency error bars: p{LATENCY_SPREAD_PERCENTILES[0]}-"
+                f"p{LATENCY_SPREAD_PERCENTILES[1]} of all timed single-example calls")
+SEED_BARS = "error bars: ± std over seeds (none for one seed)"
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
@@ -31,10 +33,10 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 
 
 def row_label(row: dict, machine_names: dict | None = None) -> str:
-    """Legend text of a row: method (params), and its machine's name from
-    ``machine_names`` when given (plots that mix machines)."""
-    return with_machine(f"{row['method']} ({params_label(row['params'])})", row["machine"],
-                        machine_names)
+    """Legend text of a row: method (params, as the report table shows them), and its
+    machine's name from ``machine_names`` when given (plots that mix machines)."""
+    params = shown_params(row["params"], row.get("effective_params"), limit=LEGEND_PARAMS)
+    return with_machine(f"{row['method']} ({params})", row["machine"], machine_names)
 
 
 def with_machine(text: str, machine: str, machine_names: dict | None) -> str:
@@ -48,19 +50,50 @@ def _machine_names(rows: list[dict]) -> dict | None:
     return short_machine_names(labels) if len(labels) > 1 else None
 
 
-def row_styles(rows: list[dict]) -> list[tuple[str, str]]:
-    """(colour, marker) per row: one colour per method, one marker per params of it."""
+def method_colours(methods) -> dict[str, tuple]:
+    """One colour per method name (an RGBA tuple), in sorted order of ``methods`` through
+    matplotlib's tab10 (tab20 beyond 10 methods; reused beyond 20). A report computes it
+    once from all its records, so a method keeps its colour in every plot."""
     import matplotlib
 
-    methods = sorted({r["method"] for r in rows})
-    cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
+    names = sorted(set(methods))
+    cmap = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {name: cmap(i % cmap.N) for i, name in enumerate(names)}
+
+
+def row_styles(rows: list[dict], colours: dict | None = None) -> list[tuple]:
+    """(colour, marker) per row: the colour of its method in ``colours`` (made from these
+    rows when None or missing a method), one marker per params of a method."""
+    methods = [r["method"] for r in rows]
+    if colours is None or not set(methods) <= set(colours):
+        colours = method_colours(methods)
     seen: dict[str, int] = {}
     styles = []
     for row in rows:
         n = seen.get(row["method"], 0)
         seen[row["method"]] = n + 1
-        styles.append((cmap(methods.index(row["method"]) % cmap.N), MARKERS[n % len(MARKERS)]))
+        styles.append((colours[row["method"]], MARKERS[n % len(MARKERS)]))
     return styles
+
+
+def bar_note(columns) -> str:
+    """What the error bars of a plot of ``columns`` show: the latency spread only where
+    an axis is latency, the seed spread only where an axis is another quantity."""
+    notes = [LATENCY_BARS] if any(c.name == "p50" for c in columns) else []
+    if any(c.name != "p50" for c in columns):
+        notes.append(SEED_BARS if not notes else "other " + SEED_BARS)
+    return "; ".join(notes)
+
+
+def missing_note(records: list[dict], shown_methods, columns) -> str:
+    """A sentence naming the methods with finished runs but no point on a plot of
+    ``columns`` (they did not measure one of them, e.g. no path cost); '' if none."""
+    missing = sorted({r["method"] for r in records if r.get("status") == "ok"}
+                     - set(shown_methods))
+    if not missing:
+        return ""
+    absent = " or ".join(c.header for c in columns)
+    return f"not shown (no {absent} measured): {', '.join(missing)}"
 
 
 def value_and_bar(row: dict, column) -> tuple[float, tuple[float, float] | None]:
@@ -85,11 +118,13 @@ def _extent(values_and_bars) -> tuple[float, float]:
     return low, max(highs)
 
 
-def metric_figure(records: list[dict], x: str, y: str, title: str = ""):
+def metric_figure(records: list[dict], x: str, y: str, title: str = "",
+                  colours: dict | None = None):
     """A (figure, axes) of quantity ``y`` against ``x`` (column names of
-    ``xcbench.report.columns``): one point per method, params and machine with error bars,
-    the Pareto front drawn when both have a better direction, the Bayes error on error
-    axes; None if no row measured both."""
+    ``xcbench.report.columns``): one point per method, params and machine with error bars
+    (method colours from ``colours``, see :func:`method_colours`), the Pareto front drawn
+    when both have a better direction, the Bayes error on error axes, and a note naming the
+    methods that measured only one of them; None if no row measured both."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -113,7 +148,7 @@ def metric_figure(records: list[dict], x: str, y: str, title: str = ""):
         ax.step([xs[i][0] for i in front_order], [ys[i][0] for i in front_order],
                 where="post", color="black", linestyle="--", linewidth=1.2, alpha=0.7,
                 zorder=2, label="Pareto front (points outlined)")
-    for i, (row, (colour, marker)) in enumerate(zip(rows, row_styles(rows))):
+    for i, (row, (colour, marker)) in enumerate(zip(rows, row_styles(rows, colours))):
         (xv, xbar), (yv, ybar) = xs[i], ys[i]
         ax.errorbar([xv], [yv], xerr=None if xbar is None else [[xbar[0]], [xbar[1]]],
                     yerr=None if ybar is None else [[ybar[0]], [ybar[1]]], fmt=marker,
@@ -129,13 +164,16 @@ def metric_figure(records: list[dict], x: str, y: str, title: str = ""):
         ylow, yhigh = min(ylow, bayes), max(yhigh, bayes)
     xscale = apply_scale(ax, "x", *_extent(xs), spans_decades=xcol.spans_decades)
     yscale = apply_scale(ax, "y", ylow, yhigh, spans_decades=ycol.spans_decades)
-    label_axes(fig, ax, title, axis_label(xcol, xscale), axis_label(ycol, yscale))
+    notes = [bar_note((xcol, ycol)),
+             missing_note(records, {r["method"] for r in rows}, (xcol, ycol))]
+    label_axes(fig, ax, title, axis_label(xcol, xscale), axis_label(ycol, yscale), notes)
     return fig, ax
 
 
-def metric_plot(records: list[dict], x: str, y: str, path, title: str = "") -> bool:
+def metric_plot(records: list[dict], x: str, y: str, path, title: str = "",
+                colours: dict | None = None) -> bool:
     """Save ``metric_figure`` as a PNG at ``path``; False if there was nothing to plot."""
-    drawn = metric_figure(records, x, y, title)
+    drawn = metric_figure(records, x, y, title, colours)
     if drawn is None:
         return False
     save_figure(drawn[0], path)
@@ -147,16 +185,20 @@ def axis_label(column, scale: str) -> str:
     return column.header + (" - log scale" if scale == "log" else "")
 
 
-def label_axes(fig, ax, title: str, xlabel: str, ylabel: str) -> None:
-    """Axis labels, title, grid, the legend beside the axes and the error-bar note."""
+def label_axes(fig, ax, title: str, xlabel: str, ylabel: str, notes=()) -> None:
+    """Axis labels, title, grid, the legend beside the axes and ``notes`` (lines of small
+    text under the plot; empty ones left out)."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.text(0.01, 0.01, ERROR_BARS, fontsize=6, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    notes = [n for n in notes if n]
+    if notes:
+        fig.text(0.01, 0.01, "\n".join(notes), fontsize=6, color="dimgrey",
+                 va="bottom")
+    fig.tight_layout(rect=(0, 0.03 * max(len(notes), 1), 1, 1))
 
 
 def save_figure(fig, path) -> None:
@@ -167,14 +209,16 @@ def save_figure(fig, path) -> None:
     plt.close(fig)
 
 
-def error_vs_latency_plot(records: list[dict], path, title: str = "") -> bool:
+def error_vs_latency_plot(records: list[dict], path, title: str = "",
+                          colours: dict | None = None) -> bool:
     """Top-1 error (%) against p50 single-example latency (ms); see ``metric_plot``."""
-    return metric_plot(records, "p50", "top1_error", path, title)
+    return metric_plot(records, "p50", "top1_error", path, title, colours)
 
 
-def error_vs_path_cost_plot(records: list[dict], path, title: str = "") -> bool:
+def error_vs_path_cost_plot(records: list[dict], path, title: str = "",
+                            colours: dict | None = None) -> bool:
     """Top-1 error (%) against the vectors evaluated per prediction; see ``metric_plot``."""
-    return metric_plot(records, "path_cost", "top1_error", path, title)
+    return metric_plot(records, "path_cost", "top1_error", path, title, colours)
 
 
 def dataset_families(records: list[dict]) -> dict[str, list[str]]:
@@ -222,10 +266,11 @@ def latency_lines(records: list[dict]) -> list[tuple[str, list[tuple[int, dict]]
             for (label, _), points in sorted(lines.items())]
 
 
-def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
+def latency_vs_k_plot(records: list[dict], path, title: str = "",
+                      colours: dict | None = None) -> bool:
     """Save a PNG of p50 single-example latency (ms) against the number of classes K, one
-    line per method (see ``latency_lines``) and machine, with the latency spread as error
-    bars; False if no line has two points."""
+    line per method (see ``latency_lines``; colours from ``colours``) and machine, with the
+    latency spread as error bars; False if no line has two points."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -239,7 +284,7 @@ def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
     firsts = [points[0][1] for _, points in lines]
     names = _machine_names(firsts)
     all_ms, all_ks = [], []
-    for (label, points), (colour, marker) in zip(lines, row_styles(firsts)):
+    for (label, points), (colour, marker) in zip(lines, row_styles(firsts, colours)):
         ks = [k for k, _ in points]
         bars = [value_and_bar(row, p50) for _, row in points]
         ms = [v for v, _ in bars]
@@ -250,7 +295,7 @@ def latency_vs_k_plot(records: list[dict], path, title: str = "") -> bool:
         all_ks += ks
     xscale = apply_scale(ax, "x", min(all_ks), max(all_ks))
     yscale = apply_scale(ax, "y", *_extent(all_ms), spans_decades=True)
-    label_axes(fig, ax, title, "number of classes K" + (" - log scale" if xscale == "log"
-                                                       else ""), axis_label(p50, yscale))
+    xlabel = "number of classes K" + (" - log scale" if xscale == "log" else "")
+    label_axes(fig, ax, title, xlabel, axis_label(p50, yscale), [bar_note((p50,))])
     save_figure(fig, path)
     return True

@@ -7,7 +7,10 @@ from .aggregate import group_rows
 from .columns import COLUMNS, select_columns
 from .machines import machine_labeller, machines, mixed_machines_notice, short_machine_names
 from .numbers import mean_pm_std, percent
-from .params import params_label, shown_params
+from .params import shown_params
+from .provenance import provenance_line
+from .ranking import ranking_lines
+from .significance import BEST, UNKNOWN, VS_BEST_DOC, row_key as row_identity
 
 
 def _escape(text: str) -> str:
@@ -56,16 +59,19 @@ def _machine_lines(records: list[dict]) -> list[str]:
             f"xcbench {env.get('xcbench')}.", ""]
 
 
-def _columns_paragraph(columns) -> list[str]:
-    shown = "; ".join(f"{c.header}: {c.doc}" for c in columns)
+def column_glossary(columns) -> list[str]:
+    """Markdown lines of the glossary closing a report: what each table column shows."""
+    body = [["params", "the values the run set, else every value it used (defaults: a "
+                       "record older than that)"],
+            ["seeds", "runs averaged in the row"]]
+    body += [[c.header, c.doc] for c in columns]
+    lines = ["## Columns", "", "Mean ± std over seeds, three significant digits; n/a where a "
+             "method does not measure a quantity.", ""] + _table(["column", "meaning"], body)
     hidden = [c.name for c in COLUMNS if c not in columns]
-    text = ("Columns: method; params (the values the run set, else every value it used; "
-            f"`defaults` for records older than that); seeds; {shown}. Mean ± std over seeds, three "
-            "significant digits; n/a where a method does not measure a quantity.")
     if hidden:
-        text += (" More with `xcbench report --columns NAME,...` (or `--columns all`): "
-                 + ", ".join(f"`{n}`" for n in hidden) + ".")
-    return [text, ""]
+        lines += ["", "More with `xcbench report --columns NAME,...` (or `--columns all`): "
+                  + ", ".join(f"`{n}`" for n in hidden) + "."]
+    return lines + [""]
 
 
 def _shown_columns(rows: list[dict], columns, drop_empty: bool):
@@ -76,14 +82,25 @@ def _shown_columns(rows: list[dict], columns, drop_empty: bool):
             if any(not math.isnan(r["values"][c.name][0]) for r in rows)] or columns
 
 
-def results_table(rows: list[dict], columns, with_machine: bool) -> list[str]:
-    """Markdown lines of one table: one line per row of ``group_rows``."""
-    head = ["method", "params"] + (["machine"] if with_machine else []) + ["seeds"]
+def results_table(rows: list[dict], columns, with_machine: bool,
+                  vs_best: dict | None = None) -> list[str]:
+    """Markdown lines of one table: one line per row of ``group_rows``; a ``commit`` column
+    when the rows come from several commits, and a ``vs best`` column from ``vs_best``
+    ({row identity: text}, see ``significance.vs_best``) when given."""
+    with_commit = len({c for row in rows for c in row.get("commits", [])}) > 1
+    if vs_best and not any(vs_best.get(row_identity(r)) not in (None, BEST, UNKNOWN)
+                           for r in rows):
+        vs_best = None  # no row could be tested (no raw outputs): no column of n/a
+    head = ["method", "params"] + (["machine"] if with_machine else []) \
+        + (["commit"] if with_commit else []) + ["seeds"] + (["vs best"] if vs_best else [])
     body, short = [], short_machine_names({row["machine"] for row in rows})
     for row in rows:
         cells = [row["method"], shown_params(row["params"], row["effective_params"])]
         cells += [short[row["machine"]]] if with_machine else []
+        cells += [", ".join(row.get("commits", []))] if with_commit else []
         cells.append(str(row["n_seeds"]))
+        if vs_best:
+            cells.append(vs_best.get(row_identity(row), UNKNOWN))
         for c in columns:
             mean, std = row["values"][c.name]
             cells.append(mean_pm_std(mean, std if row["n_seeds"] > 1 else None))
@@ -96,7 +113,8 @@ def failed_table(records: list[dict]) -> list[str]:
     failed = [r for r in records if r["status"] != "ok"]
     if not failed:
         return []
-    body = [[r["method"], params_label(r["params"]), str(r["seed"]), r["status"],
+    body = [[r["method"], shown_params(r["params"], r.get("effective_params")),
+             str(r["seed"]), r["status"],
              ((r.get("error") or "").strip().splitlines() or [""])[0]] for r in failed]
     return ["", "Runs that did not finish:", ""] + _table(
         ["method", "params", "seed", "status", "error"], body)
@@ -104,12 +122,15 @@ def failed_table(records: list[dict]) -> list[str]:
 
 def markdown_report(records: list[dict], title="xcbench report", command=None,
                     plots: dict | None = None, family_plots: dict | None = None,
-                    columns: str | None = None) -> str:
-    """A markdown report: per dataset, one row per method, params and machine, then failed
-    runs and the dataset's plots (``plots``: {dataset: [(caption, file name)]}).
+                    columns: str | None = None, vs_best: dict | None = None) -> str:
+    """A markdown report: with several datasets a cross-dataset ranking first, then per
+    dataset one row per method, params and machine, failed runs and the dataset's plots
+    (``plots``: {dataset: [(caption, file name)]}); a glossary of the columns last.
 
     ``columns`` names the columns to show (comma-separated or ``all``, see
     ``xcbench.report.columns``); by default a short set, less columns no row measured.
+    Under each dataset's heading a line names the commit(s) and machine(s) of its records;
+    ``vs_best`` adds the ``vs best`` column (``significance.vs_best``).
     """
     selected = select_columns(columns)
     lines = [f"# {title}", ""]
@@ -118,19 +139,25 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
     if commands:
         lines += ["Generated by:", "", "```", *commands, "```", ""]
     lines += _machine_lines(records)
-    lines += _columns_paragraph(selected)
+    if vs_best and any(v not in (BEST, UNKNOWN) for v in vs_best.values()):
+        lines += [VS_BEST_DOC, ""]
     rows = group_rows(records)
+    lines += ranking_lines(rows)
+    shown_columns = []
     for dataset in sorted({r["dataset"] for r in records}):
         ds_records = [r for r in records if r["dataset"] == dataset]
         ds_rows = [r for r in rows if r["dataset"] == dataset]
         lines += dataset_header(ds_records)
+        lines += [provenance_line(ds_records, records), ""]
         notice = mixed_machines_notice([r for r in ds_records if r["status"] == "ok"],
                                        machine_labeller(records))
         if notice:
             lines += [notice, ""]
         if ds_rows:
-            lines += results_table(ds_rows, _shown_columns(ds_rows, selected, columns is None),
-                                   with_machine=notice is not None)
+            ds_columns = _shown_columns(ds_rows, selected, columns is None)
+            shown_columns += [c for c in ds_columns if c not in shown_columns]
+            lines += results_table(ds_rows, ds_columns, with_machine=notice is not None,
+                                   vs_best=vs_best)
         lines += failed_table(ds_records)
         for caption, name in (plots or {}).get(dataset, []):
             lines += ["", f"![{caption}]({name})"]
@@ -138,5 +165,6 @@ def markdown_report(records: list[dict], title="xcbench report", command=None,
     for family, name in sorted((family_plots or {}).items()):
         lines += [f"## Latency vs number of classes: {family}", "",
                   f"![single-example latency vs K on {family}]({name})", ""]
+    lines += column_glossary([c for c in selected if c in shown_columns] or selected)
     return "\n".join(lines)
 

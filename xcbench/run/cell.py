@@ -2,22 +2,25 @@
 isolated child or inline, unless its memory estimate exceeds the limit (``run_cell``)."""
 from __future__ import annotations
 
+import multiprocessing as mp
 import pickle
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..contract.fit_progress import progress_listener
 from ..contract.plugins import get_method_spec
 from ..contract.validate import (check_log_proba_output, check_path_cost_output,
                                  check_support_output, check_topk_log_p, check_topk_output)
 from ..metrics import path_cost_summary, quality_metrics
+from .fresh_interpreter import run_in_interpreter
 from .isolation import error_text, memory_error_text, run_in_child
 from .measure import batch_throughput, latency_summary, single_example_latency, time_call
 from .memory import format_gb, peak_rss, reset_peak_rss, rss
 from .options import RunOptions
 from .plan import Cell, cell_method_params
-from .progress import report_phase
+from .progress import phase_board, report_phase
 
 
 def _nnz(X) -> int:
@@ -38,7 +41,8 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
         report_phase("fitting")
         reset = reset_peak_rss()
         before = rss()
-        with threadpool_limits(limits=fit_threads):
+        with threadpool_limits(limits=fit_threads), \
+                progress_listener(phase_board().set_progress):
             _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
                                        n_classes=dataset.n_classes)
         resolved = resolved_params(method)
@@ -153,8 +157,11 @@ def _run_inline(cell, dataset, options, memory_limit=None, on_wait=None):
 
 
 def _run_isolated(cell, dataset, options, memory_limit=None, on_wait=None):
-    return run_in_child(measure_cell, (cell, dataset, options), options.timeout,
-                        memory_limit, on_wait)
+    """The cell in a forked child; in a fresh interpreter where this process may not fork
+    one (a daemonic process, e.g. a Dask worker under its nanny)."""
+    run = run_in_interpreter if mp.current_process().daemon else run_in_child
+    return run(measure_cell, (cell, dataset, options), options.timeout, memory_limit,
+               on_wait)
 
 
 def memory_refusal(cell: Cell, dataset, memory_limit: int | None) -> str | None:

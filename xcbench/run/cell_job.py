@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 from ..version import __version__
+from ..contract.method_params import params_text
 from .plan import Cell
 
 
@@ -32,9 +33,9 @@ class CellJob:
 
     @property
     def label(self) -> str:
-        """``method {params} on dataset seed N`` (params shown when set)."""
+        """``method C=1, tol=0.1 on dataset seed N`` (params shown when set)."""
         c = self.cell
-        params = f" {dict(c.params)}" if c.params else ""
+        params = f" {params_text(dict(c.params))}" if c.params else ""
         return f"{c.method}{params} on {c.dataset} seed {c.seed}"
 
 
@@ -96,8 +97,9 @@ def run_cell_job(job: CellJob, executor: str = "local", notify=None) -> CellOutc
     """Run ``job`` in this process's way (isolated child unless ``options.isolate`` is off);
     never raises for a failure of the cell or its data, which become the outcome's error.
 
-    ``notify(phase, seconds)`` is called while loading and about once a second while the cell
-    works, with its phase (see :mod:`xcbench.run.progress`)."""
+    ``notify(phase, seconds, progress)`` is called while loading and about once a second
+    while the cell works, with its phase and the progress its fit reported (``pass 3/10``,
+    or ''; see :mod:`xcbench.run.progress`)."""
     from .isolation import error_text
     from .memory import default_memory_limit
     from .progress import phase_board
@@ -112,7 +114,7 @@ def run_cell_job(job: CellJob, executor: str = "local", notify=None) -> CellOutc
     t0 = time.perf_counter()  # reset once the dataset is loaded: wall time is the cell's
     board.set("loading")
     if notify is not None:
-        notify("loading", 0.0)
+        notify("loading", 0.0, "")
 
     def outcome(status, payload):
         board.set("")
@@ -133,5 +135,6 @@ def run_cell_job(job: CellJob, executor: str = "local", notify=None) -> CellOutc
                                 "give every machine the same data (--data-dir or "
                                 "XCBENCH_DATA_DIR pointing at the same files)")
     t0 = time.perf_counter()
-    on_wait = None if notify is None else (lambda seconds: notify(board.read(), seconds))
+    on_wait = None if notify is None else \
+        (lambda seconds: notify(board.read(), seconds, board.progress_text()))
     return outcome(*run_cell(job.cell, dataset, options, memory_limit, on_wait=on_wait))

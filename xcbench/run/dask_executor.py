@@ -3,7 +3,8 @@
 Without a scheduler address it starts a ``LocalCluster`` on loopback (``workers`` processes
 with one thread each, so a worker runs one cell at a time). Each task runs the cell on its
 worker exactly as the local executor does (a forked child with the timeout and memory cap,
-the same thread limits) and sends back the measured sections and raw arrays; the client
+the same thread limits; a fresh interpreter on a daemonic worker, as ``dask worker`` starts
+them) and sends back the measured sections and raw arrays; the client
 writes the records. A task is never retried: a cell whose worker dies becomes an ``error``
 record (the scheduler's ``allowed-failures`` is 0 on the local cluster, and ``retries=0`` on
 every task), and the other cells go on. Importing this module imports ``distributed``;
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import multiprocessing as mp
 import time
 import uuid
 from datetime import datetime, timezone
@@ -54,17 +54,14 @@ def local_cluster(workers: int = DEFAULT_WORKERS):
 
 
 def _run_on_worker(job, job_id: str) -> CellOutcome:
-    """Run ``job`` on this worker, publishing its phase to the client about once a second."""
-    if job.options.isolate and mp.current_process().daemon:
-        return CellOutcome("error", "this Dask worker is a daemonic process, so it cannot fork "
-                                    "the cell's isolated child; start workers with "
-                                    "DASK_DISTRIBUTED__WORKER__DAEMON=False in their "
-                                    "environment (or `dask worker --no-nanny`)",
-                           _now(), 0.0, {"executor": "dask"}, job.memory_limit)
+    """Run ``job`` on this worker, publishing its phase to the client about once a second.
+    On a daemonic worker (``dask worker`` under its nanny) the cell's isolated process is a
+    fresh interpreter rather than a fork (see ``xcbench.run.fresh_interpreter``)."""
     worker = distributed.get_worker()
 
-    def notify(phase, seconds):
-        worker.log_event(STATUS_TOPIC, {"id": job_id, "phase": phase, "seconds": seconds})
+    def notify(phase, seconds, progress):
+        worker.log_event(STATUS_TOPIC, {"id": job_id, "phase": phase, "seconds": seconds,
+                                        "progress": progress})
 
     outcome = run_cell_job(job, "dask", notify)
     outcome.environment = {**outcome.environment, "worker": worker.address}
@@ -138,7 +135,8 @@ class DaskExecutor:
             def handler(event):
                 message = event[1]
                 if message.get("id") in jobs:
-                    on_status(jobs[message["id"]], message["phase"], message["seconds"])
+                    on_status(jobs[message["id"]], message["phase"], message["seconds"],
+                              message.get("progress", ""))
 
             self.client.subscribe_topic(STATUS_TOPIC, handler)
         queue, running = collections.deque(jobs.items()), {}

@@ -29,11 +29,12 @@ class LocalExecutor:
         return options.effective_memory_limit() if options.isolate else options.memory_limit
 
     def run(self, jobs, on_status=None):
-        """Yield (job, outcome) for each job in order; ``on_status(job, phase, seconds)``
-        is called while a cell loads and works."""
+        """Yield (job, outcome) for each job in order; ``on_status(job, phase, seconds,
+        progress)`` is called while a cell loads and works."""
         for job in jobs:
             notify = None if on_status is None else \
-                (lambda phase, seconds, job=job: on_status(job, phase, seconds))
+                (lambda phase, seconds, progress, job=job:
+                 on_status(job, phase, seconds, progress))
             yield job, run_cell_job(job, self.name, notify)
 
 

@@ -94,7 +94,7 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
             status, payload = parent.recv()
         except EOFError:
             proc.join()
-            return "error", _death_text(proc.exitcode, memory_limit)
+            return "error", death_text(proc.exitcode, memory_limit)
         proc.join()
         return status, payload
     finally:
@@ -104,7 +104,7 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
         parent.close()
 
 
-def _death_text(exitcode, memory_limit) -> str:
+def death_text(exitcode, memory_limit) -> str:
     """Why a cell's process died, from its exit code: SIGKILL is what the kernel's
     out-of-memory killer sends; any other signal is named, not blamed on memory (it came
     from a user, a job scheduler or a library in the run that stopped its own process)."""

@@ -66,8 +66,8 @@ def parse_param_overrides(items: list[str]) -> dict:
     alone and in a ``+`` group is refused."""
     out: dict = {}
     for item in items or []:
-        method, sep, rest = item.partition(":")
-        name, eq, values = rest.partition("=")
+        target, eq, values = item.partition("=")
+        method, sep, name = target.rpartition(":")  # a method name may hold ':' (sklearn:)
         if not (sep and eq and method and name and values):
             raise ValueError(f"--param {item!r}: expected METHOD:NAME=V1[,V2...] or "
                              "METHOD:A+B=A1+B1,A2+B2, e.g. --param softmax:C=0.1,1")

@@ -19,10 +19,12 @@ from pathlib import Path
 
 from ..contract.plugins import get_method_spec
 from ..data import get_dataset_spec
+from ..store import provenance
 from ..store.claims import CellClaims
 from ..store.results import (RESULTS_FILE, ResultStore, build_record, encode_record,
                              run_key)
 from ..version import __version__
+from .resume import ResumeState
 from .cell import measure_cell
 from .cell_job import CellJob
 from .options import RunOptions
@@ -83,6 +85,7 @@ class PlanOutcome:
     reused: list
     #: cells skipped because another run held their claim (``resume``), as "method on dataset"
     taken: list = None
+    resume_note: str | None = None  # what --resume reused and why it re-ran the others
 
     def __post_init__(self):
         self.taken = [] if self.taken is None else self.taken
@@ -104,13 +107,16 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
 def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
                  options: RunOptions | None = None, resume=False, data_dir=None,
                  progress=True, command: str | None = None, executor: str = "local",
-                 scheduler: str | None = None, workers: int | None = None) -> PlanOutcome:
+                 scheduler: str | None = None, workers: int | None = None,
+                 retry=()) -> PlanOutcome:
     """Run every cell of the plan; return a PlanOutcome.
 
     Everything that can be checked is checked before any cell runs: the output folder, the
     plan, every method's parameter values, the dataset names and the executor options. With
-    ``resume=True`` measurements already stored (any status) are not repeated; a cell stored
-    in part is re-run and only its missing records are added. ``command`` is stored in each
+    ``resume=True`` measurements already stored by the same code (any status, less those in
+    ``retry``, e.g. ``("refused",)``) are not repeated; a cell stored in part is re-run and
+    only its missing records are added (``resume_note`` says what was reused and why the
+    rest was re-run; see ``resume``). ``command`` is stored in each
     record. ``executor`` is ``local`` (one cell at a time here) or ``dask`` (a LocalCluster of
     ``workers`` processes, or the cluster whose scheduler is at ``scheduler``); either way
     the records are appended here, one cell at a time, as cells finish.
@@ -126,12 +132,15 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     out = check_out_dir(out)
     runner = make_executor(executor, scheduler, workers)
     store = ResultStore(out)
-    stored = {r["key"]: r for r in store.records()} if resume else {}
+    code = provenance.code_state()
+    previous = ResumeState(store.records() if resume else [], code, retry)
+    stored = previous.stored
     claims = CellClaims(store) if resume else None
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
         memory_limit = runner.default_memory_limit(options)
-        bar = RunProgress(len(cells), runner.parallel, enabled=progress)
+        bar = RunProgress(len(cells), runner.parallel, enabled=progress,
+                          methods=[c.method for c in cells])
 
         def jobs():
             for name in dataset_specs:
@@ -140,29 +149,30 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                 facts[name] = dataset_facts(dataset)
                 bar.status("data", "")
                 for cell in [c for c in cells if c.dataset == name]:
-                    keys = _cell_keys(cell, dataset.checksum, options)
-                    if claims is not None and _claim(store, claims, keys, stored) == "taken":
+                    keys = _cell_keys(cell, dataset.checksum, options, code)
+                    if claims is not None and _claim(store, claims, keys, stored,
+                                                     previous.retry) == "taken":
                         outcome.taken.append(f"{cell.method} on {cell.dataset} seed {cell.seed}")
                         bar.skipped()
                         continue
-                    outcome.reused += [stored[k] for k in keys if k in stored]
+                    outcome.reused += previous.reuse(cell, keys, dataset.checksum,
+                                                     options.keyed(), _plugin(cell))
                     if all(key in stored for key in keys):
-                        bar.skipped()
+                        bar.skipped(cell.method)
                         continue
-                    bar.planned(cell.method)
                     yield CellJob(cell, data_dir, dataset.checksum, options, memory_limit)
 
-        def on_status(job, phase, seconds):
-            bar.status(job.label, f"{phase} {seconds:.0f} s")
+        def on_status(job, phase, seconds, progress=""):
+            bar.cell_status(job.label, job.cell.method, phase, seconds, progress)
 
         try:
             with contextlib.closing(runner.run(jobs(), on_status)) as finished:
                 for job, result in finished:
                     new = _outcome_records(store, job, result, facts, dataset_specs, stored,
-                                           command)
+                                           command, code)
                     store.append_many(new)
                     if claims is not None:
-                        claims.release(_cell_keys(job.cell, job.checksum, options)[0])
+                        claims.release(_cell_keys(job.cell, job.checksum, options, code)[0])
                     outcome.records += new
                     bar.finished(job.label, job.cell.method, result.wall_seconds,
                                  [one_line(r) for r in new])
@@ -170,25 +180,35 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
             bar.close()
             if claims is not None:
                 claims.release_all()
+            outcome.resume_note = previous.summary()
     return outcome
 
 
-def _claim(store, claims, keys, stored) -> str:
+def _claim(store, claims, keys, stored, retry=()) -> str:
     """Claim a cell (named by its first key) under the store lock, after reading the records
-    other runs stored meanwhile into ``stored``: ``"claimed"``, ``"stored"`` or ``"taken"``."""
+    other runs stored meanwhile into ``stored`` (those whose status ``--retry`` re-runs
+    left out): ``"claimed"``, ``"stored"`` or ``"taken"``."""
     with store.lock():
         if not all(k in stored for k in keys):
-            stored.update((r["key"], r) for r in store.records() if r["key"] in keys)
+            stored.update((r["key"], r) for r in store.records()
+                          if r["key"] in keys and r["status"] not in retry)
         return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
 
 
-def _cell_keys(cell: Cell, checksum: str, options: RunOptions) -> list[str]:
-    """The record key of each measurement of ``cell`` (independent of the executor)."""
+def _plugin(cell: Cell) -> str | None:
+    return get_method_spec(cell.method).plugin
+
+
+def _cell_keys(cell: Cell, checksum: str, options: RunOptions, code: dict) -> list[str]:
+    """The record key of each measurement of ``cell`` made by ``code`` (independent of the
+    executor)."""
+    key_code = provenance.key_code(code, _plugin(cell))
     return [run_key(cell.method, p, cell.dataset, checksum, cell.seed, __version__,
-                    options.keyed()) for p in cell.run_params()]
+                    options.keyed(), key_code) for p in cell.run_params()]
 
 
-def _outcome_records(store, job, result, facts, dataset_specs, stored, command) -> list[dict]:
+def _outcome_records(store, job, result, facts, dataset_specs, stored, command,
+                     code) -> list[dict]:
     """The records of a finished job (see :func:`_cell_records`), its raw outputs written."""
     cell, options = job.cell, job.options
     memory_limit = result.memory_limit if result.memory_limit is not None else job.memory_limit
@@ -196,11 +216,11 @@ def _outcome_records(store, job, result, facts, dataset_specs, stored, command) 
                   dataset=facts[cell.dataset], dataset_name=cell.dataset,
                   dataset_description=dataset_specs[cell.dataset].description, seed=cell.seed,
                   started_at=result.started_at, wall_seconds=result.wall_seconds,
-                  environment=result.environment, command=command,
+                  environment=result.environment, command=command, code=code,
                   options={**options.keyed(), "timeout": options.timeout,
                            "memory_limit": memory_limit})
-    return _cell_records(store, cell, _cell_keys(cell, job.checksum, options), result.status,
-                         result.payload, common, options, skip=stored)
+    return _cell_records(store, cell, _cell_keys(cell, job.checksum, options, code),
+                         result.status, result.payload, common, options, skip=stored)
 
 
 def _cell_records(store, cell, keys, status, payload, common, options, skip=()) -> list[dict]:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .identity import KEYED_OPTIONS, newest_per_measurement
+
 SCHEMA_VERSION = 2
 #: schema versions this code reads; version 1 records have no ``path_cost``, ``memory`` or
 #: ``raw`` sections (and keys computed without the run options)
@@ -57,21 +59,22 @@ def _why(exc: OSError) -> str:
     if exc.errno in FULL_ERRNOS:
         return "the disk is full (or the file size limit was reached)"
     return f"the write failed ({exc.strerror or exc})"
-#: run options that change what is measured, so they are part of a record's key
-KEYED_OPTIONS = ("threads", "fit_threads", "latency_calls", "topk")
 
 
 def run_key(method: str, params: dict, dataset: str, dataset_checksum: str, seed: int,
-            version: str, options: dict | None = None) -> str:
+            version: str, options: dict | None = None, code: dict | None = None) -> str:
     """A stable 16-hex-digit key for one measurement: the method, its canonical params
     (``C=1`` and ``C=1.0`` give one key), the dataset and its checksum, the seed, the
-    xcbench version and the measuring run options (``KEYED_OPTIONS``)."""
+    xcbench version, the measuring run options (``KEYED_OPTIONS``) and, when given, the
+    code that measures it (``provenance.key_code``: commit, uncommitted changes, the
+    method's plugin distribution), so records of other code never match."""
     from ..contract.method_params import canonical_params
 
     payload = json.dumps({"method": method, "params": canonical_params(params),
                           "dataset": dataset, "dataset_checksum": dataset_checksum,
                           "seed": seed, "xcbench_version": version,
-                          "options": {k: (options or {}).get(k) for k in KEYED_OPTIONS}},
+                          "options": {k: (options or {}).get(k) for k in KEYED_OPTIONS},
+                          **({"code": code} if code is not None else {})},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -80,8 +83,9 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
                  dataset, dataset_name: str, dataset_description: str, seed: int,
                  status: str, error: str | None, started_at: str, wall_seconds: float,
                  environment: dict, command: str | None, options: dict,
-                 sections: dict | None = None) -> dict:
-    """One result record of the current schema. ``sections`` holds the measured parts
+                 sections: dict | None = None, code: dict | None = None) -> dict:
+    """One result record of the current schema; ``code`` is the state of the code that
+    made it (``provenance.code_state``). ``sections`` holds the measured parts
     (``metrics``, ``stats``, ``summary``, ``timings``, ``path_cost``, ``memory``,
     ``warnings``, ``raw``) of an ``ok`` record, or the partial ones of a failed cell."""
     if status not in STATUSES:
@@ -96,6 +100,7 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
         "seed": seed, "status": status, "error": error, "started_at": started_at,
         "wall_seconds": wall_seconds, "dataset_stats": dataset.stats,
         "environment": environment, "command": command, "run_options": options,
+        "code": code,
         "effective_params": _with_resolved(effective_params(spec, params, query_params),
                                            (sections or {}).get("resolved_params")),
         "path_cost": None, "memory": None, **(sections or {}),
@@ -313,11 +318,9 @@ class ResultStore:
         return {r["key"] for r in self.records()}
 
     def latest(self) -> list[dict]:
-        """The newest record of each key."""
-        by_key = {}
-        for r in self.records():
-            by_key[r["key"]] = r
-        return list(by_key.values())
+        """The newest record of each measurement: a re-run of a cell, by the same code or
+        newer code (another key), supersedes the older record."""
+        return newest_per_measurement(self.records())
 
     def to_frame(self):
         """The newest record of each key as a flat pandas DataFrame."""
