@@ -1,5 +1,5 @@
-"""asv benchmarks of the learned M-ary tree: both decoders' speed, top-1 accuracy and the
-children scored per prediction."""
+"""asv benchmarks of the learned M-ary tree: the decoders' speed (exact, greedy, beam of
+10), top-1 accuracy and the children scored per prediction."""
 import numpy as np
 
 import xcbench
@@ -8,9 +8,9 @@ from .common import FittedModelBenchmark
 
 
 class MaryTreeDecoders(FittedModelBenchmark):
-    """One fitted learned 5-ary tree, exact and greedy decoding."""
+    """One fitted learned 5-ary tree, exact, greedy and beam decoding."""
 
-    params = (["exact", "greedy"],)
+    params = (["exact", "greedy", "beam"],)
     param_names = ["decoder"]
 
     def setup_cache(self):

@@ -147,7 +147,7 @@ def test_progress_line_shows_effective_parameter_values():
     assert "{}" not in line and " on synthetic-small seed 1: top-1 error 25.0%" in line
     assert one_line(_record("st", {"alpha": 0.1, "k": 7})).startswith(
         f"st alpha=0.1, k=7, depth={defaults['depth']}, n_iter=")
-    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1, max_iter=100, "
+    assert one_line(_record("softmax", {}, "error")) == ("softmax C=1, max_iter=auto, "
         "tol=0.0001, solver=auto on synthetic-small seed 1: ERROR Boom: bad")
 
 

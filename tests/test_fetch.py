@@ -80,3 +80,27 @@ def test_fallback_source_is_used(http_dir, tmp_path):
                  fallback=Source("plain.txt", url=f"{base}/plain.txt"))
     path, digest = fetch(src, tmp_path)
     assert path.name == "plain.txt" and digest == hashlib.sha256(b"words").hexdigest()
+
+
+def test_unpinned_source_is_trusted_on_first_use_then_a_changed_file_is_refused(
+        http_dir, tmp_path, monkeypatch):
+    """aloi's recipe pins no hash (known_hash=None): any later file was accepted silently."""
+    from xcbench.data.fetch import ACCEPT_NEW_SOURCE
+
+    monkeypatch.setenv("XCBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(ACCEPT_NEW_SOURCE, raising=False)
+    served, base = http_dir
+    (served / "aloi.bz2").write_bytes(b"first")
+    source = Source("aloi/aloi.bz2", url=f"{base}/aloi.bz2")
+    data = tmp_path / "data"
+    path, first = fetch(source, data)
+    assert first == hashlib.sha256(b"first").hexdigest()
+    assert fetch(source, data)[1] == first  # the same file again: fine
+    path.write_bytes(b"another version")
+    with pytest.raises(ChecksumError, match=f"first seen {first}.*{ACCEPT_NEW_SOURCE}=1"):
+        fetch(source, data)
+    monkeypatch.setenv(ACCEPT_NEW_SOURCE, "1")
+    second = fetch(source, data)[1]
+    assert second == hashlib.sha256(b"another version").hexdigest()
+    monkeypatch.delenv(ACCEPT_NEW_SOURCE)
+    assert fetch(source, data)[1] == second  # the accepted file is now the recorded one

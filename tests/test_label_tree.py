@@ -12,8 +12,14 @@ from xcbench_label_tree.structure import (balanced_kmeans, build_structure, clas
                                           spectral_splitter, spherical_seeds, structure_size)
 
 
+# the paper's model: the tree loss trained by SGD over a balanced k-means tree, greedy
+SGD = {"solver": "sgd", "loss": "tree", "structure": "kmeans", "branching": "sqrt"}
+
+
 @pytest.mark.parametrize("method, params", [
     ("label_tree", {}),
+    ("label_tree", SGD),
+    ("label_tree", {"n_trees": 2, "beam": 3}),
     ("label_tree", {"structure": "confusion", "loss": "independent", "confusion_iter": 5}),
     ("label_tree", {"structure": "random", "bits": 16}),
     ("label_embedding_tree", {"embedding_dim": 8}),
@@ -122,7 +128,7 @@ def test_tree_loss_beats_independent_and_learned_beats_random():
     errors = {}
     for name, params in {"tree": {}, "independent": {"loss": "independent"},
                          "random": {"structure": "random"}}.items():
-        m = make_method("label_tree", epochs=3, random_state=0, **params)
+        m = make_method("label_tree", epochs=3, random_state=0, **{**SGD, **params})
         m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
         errors[name] = np.mean(m.predict(ds.X_test) != ds.y_test)
     assert errors["tree"] <= errors["independent"] and errors["tree"] < errors["random"]
@@ -182,7 +188,7 @@ def test_hashed_weights_at_ten_thousand_classes_stay_small():
     hashes (at most 2^26 slots a table), and the estimate stays far below that."""
     from xcbench import make_method
 
-    m = make_method("label_tree", epochs=1, random_state=0)
+    m = make_method("label_tree", epochs=1, random_state=0, **SGD)
     assert m.estimate_memory(20_000, 100_000, 20_000 * 16, 10_000) < 2 << 30
     rng = np.random.default_rng(0)
     X = sp.random(500, 100_000, density=16 / 100_000, random_state=0, format="csr")
@@ -205,7 +211,7 @@ def test_top1_of_every_list_is_the_greedy_descent_and_path_cost_is_its_work():
     from xcbench import load_dataset, make_method
 
     ds = load_dataset("synthetic-small")
-    m = make_method("label_tree", branching=3, epochs=2, random_state=0)
+    m = make_method("label_tree", epochs=2, random_state=0, **{**SGD, "branching": 3})
     m.fit(ds.X_train, ds.y_train, n_classes=ds.n_classes)
     greedy = m.predict_topk(ds.X_test, 1)[0][:, 0]
     top5, scores = m.predict_topk(ds.X_test, 5)
@@ -238,9 +244,11 @@ def test_hinge_losses_have_no_probability_model():
     from xcbench import load_dataset, make_method
 
     ds = load_dataset("synthetic-small")
-    m = make_method("label_tree", epochs=1, random_state=0).fit(ds.X_train, ds.y_train)
-    with pytest.raises(NotImplementedError, match="loss='softmax'"):
-        m.log_proba(ds.X_test[:2], ds.y_test[:2])
+    for params in (SGD, {}):
+        m = make_method("label_tree", epochs=1, random_state=0, **params)
+        m.fit(ds.X_train, ds.y_train)
+        with pytest.raises(NotImplementedError, match="loss='softmax'"):
+            m.log_proba(ds.X_test[:2], ds.y_test[:2])
 
 
 def _node_fit_problem():
@@ -261,8 +269,9 @@ def test_liblinear_root_is_sklearns_crammer_singer_svm_on_its_children():
     from xcbench import make_method
 
     X, y, Xt, _ = _node_fit_problem()
-    m = make_method("label_tree", solver="liblinear", loss="independent", bits=None, C=0.5,
-                    branching=4, random_state=0).fit(X, y, n_classes=30)
+    m = make_method("label_tree", structure="kmeans", solver="liblinear", loss="independent",
+                    bits=None, C=0.5, prune=0.0, branching=4, random_state=0)
+    m.fit(X, y, n_classes=30)
     t = m.tree_
     kids = t.children[t.child_ptr[0]:t.child_ptr[1]]
     group = np.full(30, -1)
@@ -291,8 +300,8 @@ def test_liblinear_exact_store_matches_the_direct_table_and_learns(loss):
     from xcbench import make_method
 
     X, y, Xt, yt = _node_fit_problem()
-    fits = {bits: make_method("label_tree", solver="liblinear", loss=loss, bits=bits,
-                              branching=4, random_state=0).fit(X, y, n_classes=30)
+    fits = {bits: make_method("label_tree", structure="kmeans", solver="liblinear", loss=loss,
+                              bits=bits, branching=4, random_state=0).fit(X, y, n_classes=30)
             for bits in (None, "csr")}
     assert fits["csr"].stats()["weight_layout"] == "csr"
     la, sa = fits[None].predict_topk(Xt, 3)
@@ -309,15 +318,17 @@ def test_liblinear_pruning_keeps_fewer_weights():
     from xcbench import make_method
 
     X, y, _, _ = _node_fit_problem()
-    kept = [make_method("label_tree", solver="liblinear", loss="independent", bits="csr",
-                        prune=prune, random_state=0).fit(X, y, n_classes=30).stats()["n_params"]
+    kept = [make_method("label_tree", structure="kmeans", solver="liblinear", loss="independent",
+                        bits="csr", prune=prune, random_state=0).fit(X, y, n_classes=30)
+            .stats()["n_params"]
             for prune in (0.0, 0.1)]
     assert kept[1] < kept[0]
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"solver": "liblinear", "loss": "tree"}, "loss='independent'"),
-    ({"bits": "csr"}, "solver='liblinear'"),
+    ({"solver": "liblinear", "loss": "tree"}, "no node-by-node"),
+    ({"bits": "csr", "solver": "sgd"}, "solver='liblinear'"),
+    ({"solver": "sgd", "loss": "hinge"}, "solver='liblinear'"),
 ])
 def test_liblinear_refuses_what_it_cannot_train(params, message):
     from xcbench import make_method
@@ -333,7 +344,8 @@ def test_structure_size_counts_the_nodes_and_depth_build_structure_makes(K, bran
     assert structure_size(K, branching) == (tree.n_nodes, tree.depth)
 
 
-@pytest.mark.parametrize("params", [{"loss": "softmax"}, {"loss": "independent", "prune": 0.01}])
+@pytest.mark.parametrize("params", [{"loss": "softmax"}, {"loss": "independent", "prune": 0.01},
+                                    {"loss": "hinge"}])
 def test_liblinear_memory_estimate_covers_the_weights_kept(params):
     """The estimate counts 32 bytes per kept weight (collected, then packed): it must cover
     what a fit keeps, for logistic nodes (dense on a node's features) and pruned hinge
@@ -341,8 +353,8 @@ def test_liblinear_memory_estimate_covers_the_weights_kept(params):
     from xcbench import make_method
 
     X, y, _, _ = _node_fit_problem()
-    m = make_method("label_tree", solver="liblinear", bits="csr", branching=4, random_state=0,
-                    **params).fit(X, y, n_classes=30)
+    m = make_method("label_tree", structure="kmeans", solver="liblinear", bits="csr", branching=4,
+                    random_state=0, **params).fit(X, y, n_classes=30)
     kept = m.stats()["n_params"] - m.bias_.size
     assert m.estimate_memory(X.shape[0], X.shape[1], X.nnz, 30) > 32 * kept
 
@@ -353,6 +365,6 @@ def test_exact_store_is_refused_where_it_cannot_be_filled():
     from xcbench import make_method
 
     with pytest.raises(ValueError, match="solver='liblinear'"):
-        make_method("label_tree", bits="csr").estimate_memory(100, 10, 100, 5)
+        make_method("label_tree", bits="csr", solver="sgd").estimate_memory(100, 10, 100, 5)
     with pytest.raises(InvalidParameterError, match="bits"):
         make_method("label_embedding_tree", bits="csr").fit(np.eye(3), [0, 1, 2])

@@ -38,8 +38,9 @@ def test_joint_ova_reaches_the_per_class_optimum():
 def test_ova_sklearn_solver_matches_joint_predictions():
     ds = make_hierarchical(n_classes=6, n_features=5, n_train=400, n_test=200, levels=2,
                            bayes_samples=100)
-    joint = xcbench.make_method("ova", tol=1e-8, max_iter=2000).fit(ds.X_train, ds.y_train)
-    per_class = xcbench.make_method("ova", solver="lbfgs", tol=1e-10, max_iter=5000).fit(
+    joint = xcbench.make_method("ova", C=1.0, tol=1e-8, max_iter=2000).fit(ds.X_train,
+                                                                         ds.y_train)
+    per_class = xcbench.make_method("ova", C=1.0, solver="lbfgs", tol=1e-10, max_iter=5000).fit(
         ds.X_train, ds.y_train)
     assert (joint.predict(ds.X_test) == per_class.predict(ds.X_test)).mean() > 0.99
     np.testing.assert_allclose(joint.log_proba(ds.X_test, ds.y_test),

@@ -10,7 +10,15 @@ from xcbench.testing import check_method
 from xcbench.tree.node_softmax import path_log_proba
 from xcbench_mary_tree import kernels
 from xcbench_mary_tree.assign import node_objective, node_objective_grad, padded_size
+from xcbench_mary_tree.defaults import DataShape
 from xcbench_mary_tree.tree import NodeLabelStats, TreeBuilder
+
+_DENSE = DataShape(100, 4, 400, 10, sparse=False, integer_ids=False)  # the identity's rules
+
+
+def _s(m):
+    """m's settings with "auto" resolved for small dense data (what fit would use)."""
+    return m._settings(_DENSE)
 
 
 @pytest.mark.parametrize("params", [
@@ -181,12 +189,13 @@ def test_linear_lr_decay_starts_once_the_tree_is_fixed():
     from xcbench import make_method
 
     learned = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear")
-    step = learned._step_schedule(n_rows=10, learn_rows=learned._learn_rows(10))
+    step = learned._step_schedule(10, learned._learn_rows(10, _s(learned)), _s(learned))
     assert [step(s) for s in (0, 20, 30, 40)] == pytest.approx([0.2, 0.2, 0.1, 0.0])
     fixed = make_method("mary_tree", epochs=4, lr=0.2, lr_decay="linear", tree="random")
-    assert fixed._learn_rows(10) == 0
-    assert fixed._step_schedule(10, 0)(10) == pytest.approx(0.15)
-    assert make_method("mary_tree", lr=0.2)._step_schedule(10, 20)(35) == 0.2
+    assert fixed._learn_rows(10, _s(fixed)) == 0
+    assert fixed._step_schedule(10, 0, _s(fixed))(10) == pytest.approx(0.15)
+    constant = make_method("mary_tree", lr=0.2)
+    assert constant._step_schedule(10, 20, _s(constant))(35) == 0.2
 
 
 @pytest.mark.parametrize("tree_epochs, rebuilds, learn_rows", [
@@ -200,7 +209,7 @@ def test_tree_epochs_sets_how_long_assign_labels_runs(tree_epochs, rebuilds, lea
     X, y = ds.X_train[:100], ds.y_train[:100]
     m = make_method("mary_tree", arity=3, epochs=3, assign_per_epoch=5,
                     tree_epochs=tree_epochs, random_state=0)
-    assert m._learn_rows(100) == learn_rows
+    assert m._learn_rows(100, _s(m)) == learn_rows
     m.fit(X, y, n_classes=ds.n_classes)
     assert m.rebuilds_ == rebuilds
 
@@ -209,9 +218,9 @@ def test_a_tiny_tree_epochs_still_learns_and_linear_decay_starts_after_it():
     from xcbench import make_method
 
     tiny = make_method("mary_tree", epochs=2, tree_epochs=1e-6)
-    assert tiny._learn_rows(1000) == 1
+    assert tiny._learn_rows(1000, _s(tiny)) == 1
     m = make_method("mary_tree", epochs=2, lr=0.2, lr_decay="linear", tree_epochs=0.5)
-    step = m._step_schedule(n_rows=10, learn_rows=m._learn_rows(10))
+    step = m._step_schedule(10, m._learn_rows(10, _s(m)), _s(m))
     assert [step(s) for s in (0, 5, 10, 20)] == pytest.approx([0.2, 0.2, 0.2 * 10 / 15, 0.0])
 
 

@@ -117,8 +117,8 @@ def test_linear_map_generalises_where_the_identity_overfits():
     Xtr, ytr, Xte, yte = _subspace_problem()
     acc, nll = {}, {}
     for rep in ("identity", "linear"):
-        m = make_method("mary_tree", representation=rep, d_r=8, arity=4, epochs=4,
-                        random_state=0).fit(Xtr, ytr, n_classes=64)
+        m = make_method("mary_tree", representation=rep, d_r=8, arity=4, epochs=4, lr=0.1,
+                        tree_epochs=2, random_state=0).fit(Xtr, ytr, n_classes=64)
         acc[rep] = np.mean(m.predict(Xte) == yte)
         nll[rep] = -m.log_proba(Xte, yte).mean()
     assert acc["linear"] > acc["identity"] + 0.1, acc
@@ -204,8 +204,8 @@ def test_describe_shows_the_representation_parameters(capsys):
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()
              if line.startswith("  ") and len(line.split()) > 2}
     assert lines["representation"].split()[1:] == [
-        "identity", "one", "of", "{'embedding',", "'identity',", "'linear'}"]
-    assert lines["d_r"].split()[1:] == ["100", "int", "in", "[1,", "inf)"]
+        "auto", "one", "of", "{'auto',", "'embedding',", "'identity',", "'linear'}"]
+    assert lines["d_r"].split()[1:] == ["auto", "int", "in", "[1,", "inf)", "or", "'auto'"]
 
 
 @pytest.mark.parametrize("bad", [{"d_r": 0}, {"representation": "pca"}])

@@ -128,6 +128,53 @@ def test_malformed_file_names_file_line_and_problem(tmp_path):
         load_dataset(f"file:{tmp_path / 'bad.csv'}")
 
 
+@pytest.mark.parametrize("fmt, text", [("svm", ""), ("vw", "\n\n"), ("csv", ""),
+                                       ("csv", "label,a,b\n")])
+def test_an_empty_file_is_named_as_empty(tmp_path, fmt, text):
+    """An empty training file gave an IndexError traceback; an empty test file said "no test
+    example has a label seen in training"; an empty CSV a pandas EmptyDataError."""
+    X, y = _problem(n=20)
+    rows = {"svm": [f"{c} 1:{a:.3f} 2:{b:.3f}" for (a, b), c in zip(X[:, :2], y)],
+            "vw": [f"{c + 1} | a:{a:.3f} b:{b:.3f}" for (a, b), c in zip(X[:, :2], y)],
+            "csv": ["label,a,b"] + [f"{c},{a:.3f},{b:.3f}" for (a, b), c in zip(X[:, :2], y)]}
+    full, empty = tmp_path / f"full.{fmt}", tmp_path / f"empty.{fmt}"
+    full.write_text("\n".join(rows[fmt]) + "\n")
+    empty.write_text(text)
+    for name in (f"file:{empty}", f"file:{empty}:{full}", f"file:{full}:{empty}"):
+        with pytest.raises(FormatError, match=rf"empty\.{fmt}: the file (holds no example|is "
+                                              "empty)"):
+            load_dataset(name)
+
+
+@pytest.mark.parametrize("fmt", ["svm", "csv", "vw", "xc"])
+def test_bytes_that_are_not_utf8_are_named_by_file_and_line(tmp_path, fmt):
+    """Before: a bare UnicodeDecodeError naming neither the file nor the line."""
+    good = {"svm": b"1 1:0.5\n2 1:1\n", "csv": b"label,a\n1,0.5\n2,1\n",
+            "vw": b"1 | a\n2 | b\n", "xc": b"2 1 3\n1 0:0.5\n2 0:1\n"}[fmt]
+    path = tmp_path / f"bad.{fmt}"
+    path.write_bytes(good + b"1 1:0.5 caf\xe9\n")
+    line = good.count(b"\n") + 1
+    with pytest.raises(FormatError, match=rf"bad\.{fmt}:{line}: byte 0xe9 .*not UTF-8"):
+        load_dataset(f"file:{path}:{path}" if fmt != "csv" else f"file:{path}")
+
+
+def test_test_features_the_training_file_never_has_are_reported(tmp_path):
+    """A test file with more features than training was silently widened (numbered
+    features, always 0 in training) or truncated (named VW features): now a warning."""
+    X, y = _problem(n=60)
+    dump_svmlight_file(X[:50, :4], y[:50], str(tmp_path / "a.svm"))
+    dump_svmlight_file(X[50:], y[50:], str(tmp_path / "b.svm"))  # 6 features
+    with pytest.warns(UserFileWarning, match=r"b\.svm: the test file has 6 feature columns, "
+                                             r"the training file 4; its 20 value"):
+        load_dataset(f"file:{tmp_path / 'a.svm'}:{tmp_path / 'b.svm'}")
+    (tmp_path / "a.vw").write_text("1 | a b\n2 | c\n1 | a\n2 | c\n")
+    (tmp_path / "b.vw").write_text("1 | a new1\n2 | c new2:3\n")
+    with pytest.warns(UserFileWarning, match=r"b\.vw: 2 feature name\(s\) never seen .* "
+                                             "dropped"):
+        ds = load_dataset(f"file:{tmp_path / 'a.vw'}:{tmp_path / 'b.vw'}")
+    assert ds.X_test.shape[1] == ds.X_train.shape[1] == 3
+
+
 def test_bad_names_are_explained(tmp_path):
     with pytest.raises(DataError, match="no file 'missing.svm'.*current directory"):
         get_dataset_spec("file:missing.svm")

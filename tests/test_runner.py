@@ -136,3 +136,45 @@ def test_zipped_params_are_swept_together_not_crossed():
         parse_param_overrides(["st:k+depth=50"])
     with pytest.raises(ValueError, match="valid parameters"):
         expand_plan(["st"], ["letter"], param_overrides={"st": {"k+bogus": [(1, 2)]}})
+
+
+class _AutoDepth(xcbench.Method):
+    """Resolves its ``"auto"`` depth from the number of classes at fit time."""
+
+    def __init__(self, depth="auto"):
+        self.depth = depth
+
+    def fit(self, X, y, n_classes=None):
+        k = int(n_classes or (np.max(y) + 1))
+        self.n_classes_ = k
+        self.resolved_params_ = {"depth": int(np.ceil(np.log2(k))) if self.depth == "auto"
+                                 else self.depth}
+        return self
+
+    def predict_topk(self, X, k):
+        n = X.shape[0]
+        labels = np.tile(np.arange(min(k, self.n_classes_), dtype=np.int64), (n, 1))
+        return labels, -np.arange(labels.shape[1], dtype=float)[None, :].repeat(n, 0)
+
+    def stats(self):
+        return {"n_params": 0, "bytes": 0}
+
+
+class _AutoPlugin:
+    @xcbench.hookimpl
+    def register_methods(self, register):
+        register(xcbench.MethodSpec("auto-depth", "flat", "resolves depth at fit", _AutoDepth))
+
+
+def test_resolved_auto_values_land_in_effective_params(tmp_path, fresh_plugins):
+    register_plugin(_AutoPlugin(), name="test-auto")
+    records = run_plan(["auto-depth"], ["synthetic-small"], out=tmp_path, options=FAST,
+                       progress=False)
+    record = records[0]
+    assert record["status"] == "ok", record["error"]
+    k = record["dataset_stats"]["n_classes"]
+    assert record["params"] == {}
+    assert record["resolved_params"] == {"depth": int(np.ceil(np.log2(k)))}
+    assert record["effective_params"]["depth"] == int(np.ceil(np.log2(k)))
+    stored = ResultStore(tmp_path).records()[0]
+    assert stored["effective_params"]["depth"] == record["effective_params"]["depth"]

@@ -16,7 +16,7 @@ from xcbench_st.solvers import fit_l1_logistic, fit_l1_softmax
 from xcbench_st.tao import TAOProblem, objective
 from xcbench_st.tree import Tree
 
-SMALL_ST = {"k": 4, "depth": 2, "n_iter": 4, "alpha": 0.1}
+SMALL_ST = {"k": 4, "depth": 2, "n_iter": 4, "alpha": 0.1, "init": "random"}
 
 
 @pytest.mark.parametrize("params", [SMALL_ST, {**SMALL_ST, "init": "cluster"},

@@ -1,9 +1,11 @@
-"""st's default l1 strength: alpha="auto", picked on a validation split (alpha_search.py)."""
+"""st's and ast's defaults by rule (defaults.py) and st's alpha="search" (alpha_search.py)."""
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from xcbench_st import AdaptiveSoftmaxTree, SoftmaxTree
 from xcbench_st.alpha_search import AUTO_ALPHAS, best_alpha, choose_alpha, search_memory
+from xcbench_st.defaults import DataShape, resolve_ast, resolve_st
 
 SMALL = {"k": 3, "depth": 2, "n_iter": 3, "random_state": 0}
 
@@ -14,10 +16,9 @@ def _problem(n=400, n_classes=6, seed=0):
     return rng.normal(size=(n, 5)) + 3.0 * np.eye(n_classes, 5)[y], y
 
 
-def test_default_alpha_is_auto_and_the_refit_uses_the_validated_alpha():
-    assert SoftmaxTree().alpha == "auto"
+def test_alpha_search_refits_with_the_validated_alpha():
     X, y = _problem()
-    model = SoftmaxTree(**SMALL).fit(X, y)
+    model = SoftmaxTree(**SMALL, alpha="search").fit(X, y)
     errors = {float(a): e for a, e in model.alpha_validation_error_.items()}
     assert list(errors) == list(AUTO_ALPHAS)[:len(errors)]
     assert model.alpha_ == best_alpha(errors) and model.stats()["alpha_used"] == model.alpha_
@@ -70,34 +71,107 @@ def test_search_goes_down_from_the_largest_alpha_and_stops_when_worse(script, fi
 
 def test_validation_depends_on_the_data_not_only_on_the_candidates():
     X, y = _problem()
-    a = SoftmaxTree(**SMALL).fit(X, y).alpha_validation_error_
-    b = SoftmaxTree(**SMALL).fit(X * 100.0, y).alpha_validation_error_  # feature scale
-    assert a == SoftmaxTree(**SMALL).fit(X, y).alpha_validation_error_  # seeded
+    search = {**SMALL, "alpha": "search"}
+    a = SoftmaxTree(**search).fit(X, y).alpha_validation_error_
+    b = SoftmaxTree(**search).fit(X * 100.0, y).alpha_validation_error_  # feature scale
+    assert a == SoftmaxTree(**search).fit(X, y).alpha_validation_error_  # seeded
     assert a != b
 
 
-def test_search_memory_is_counted_and_auto_is_st_only():
+def test_search_memory_is_counted_only_for_the_search():
+    search = SoftmaxTree(alpha="search").estimate_memory(10_000, 100, 1_000_000, 50)
     auto = SoftmaxTree().estimate_memory(10_000, 100, 1_000_000, 50)
     fixed = SoftmaxTree(alpha=1.0).estimate_memory(10_000, 100, 1_000_000, 50)
-    assert auto - fixed == search_memory(10_000, 100, 1_000_000) == 7_200_000
+    assert search - fixed == search_memory(10_000, 100, 1_000_000) == 7_200_000
+    assert auto == fixed
     with pytest.raises(ValueError, match="alpha"):
         SoftmaxTree(alpha="tuned")._validate_params()
     with pytest.raises(ValueError, match="alpha"):
-        AdaptiveSoftmaxTree(alpha="auto")._validate_params()
+        AdaptiveSoftmaxTree(alpha="search")._validate_params()
 
 
-def test_auto_depth_keeps_8_until_the_leaves_cannot_hold_every_class():
-    from xcbench_st.model import auto_depth
-    assert SoftmaxTree().depth == "auto"
-    assert [auto_depth(K, 50) for K in (26, 1_000, 10_000, 12_800)] == [8, 8, 8, 8]
-    assert auto_depth(12_801, 50) == 9 and auto_depth(100_000, 50) == 11
-    assert auto_depth(105_033, 300) == 9  # the paper's ODP setting
-    assert all(50 * 2 ** auto_depth(K, 50) >= K for K in (10 ** 5, 10 ** 6, 3 * 10 ** 6))
+AUTO_ST = {"k": 50, "depth": "auto", "alpha": "auto", "n_iter": "auto", "init": "auto",
+           "decision_solver": "auto", "leaf_solver": "auto"}
+PROX = {"decision_solver": "prox", "leaf_solver": "prox"}
+LBFGSB = {"decision_solver": "lbfgs-b", "leaf_solver": "lbfgs-b"}
+AUTO_AST = {"depth0": "auto", "k0": "auto", "init": "auto", "initial_iter": "auto",
+            "global_iter": "auto", "max_stages": "auto", "alpha": "auto",
+            "decision_solver": "auto", "leaf_solver": "auto"}
 
 
-def test_auto_depth_is_the_fitted_depth_and_sizes_the_memory_estimate():
+def _shape(K, sparse, norm=4.0, n=10_000, d=10_000):
+    return DataShape(n, d, 16 * n if sparse else n * d, K, sparse, norm)
+
+
+def test_st_rule_sparse_input_gets_the_clustered_one_pass_tree_one_level_deeper():
+    """Sparse: cluster init, one TAO pass, depth ceil(log2(K / k)) + 1 (6 / 9 / 12 at
+    K = 1e3 / 1e4 / 1e5 with k = 50, the reports/scaling setting)."""
+    for K, depth in ((26, 1), (1_000, 6), (10_000, 9), (100_000, 12)):
+        got = resolve_st(AUTO_ST, _shape(K, sparse=True))
+        assert got == {"init": "cluster", "n_iter": 1, "depth": depth, "alpha": 1.0, **PROX}
+        assert 50 * 2 ** depth >= 2 * K or K < 50  # room: at least two leaf slots per class
+    assert resolve_st({**AUTO_ST, "k": 100}, _shape(100_000, True))["depth"] == 11
+
+
+def test_st_rule_dense_input_keeps_the_paper_tree_and_deepens_only_when_needed():
+    """Dense: random init, 20 passes, k = 50, depth max(8, ceil(log2(K / 50)))."""
+    for K, depth in ((26, 8), (1_000, 8), (12_800, 8), (12_801, 9), (100_000, 11)):
+        got = resolve_st(AUTO_ST, _shape(K, sparse=False))
+        assert got == {"init": "random", "n_iter": 20, "depth": depth, "alpha": 0.1, **LBFGSB}
+    assert resolve_st({**AUTO_ST, "k": 300}, _shape(105_033, False))["depth"] == 9  # ODP
+
+
+def test_st_rule_alpha_follows_sparsity_and_the_row_norm():
+    """Sparse rows: 1.0. Dense rows of small norm (histograms: aloi27d 0.92, leaves100 0.32)
+    need large weights: 0.01; other dense rows (letter 26, synthetic 12): 0.1."""
+    for norm, alpha in ((0.32, 0.01), (0.92, 0.01), (1.99, 0.01), (2.0, 0.1), (26.0, 0.1)):
+        assert resolve_st(AUTO_ST, _shape(100, False, norm))["alpha"] == alpha
+        assert resolve_st(AUTO_ST, _shape(100, True, norm))["alpha"] == 1.0
+    assert resolve_st(AUTO_ST, DataShape.from_sizes(100, 5, 500, 3))["alpha"] == 0.1
+
+
+def test_st_rule_leaves_explicit_values_alone():
+    explicit = {"k": 7, "depth": 3, "alpha": 0.5, "n_iter": 2, "init": "random"}
+    assert resolve_st(explicit, _shape(1_000, True)) == {}
+    # 7 x 2^8 < 1000 <= 7 x 2^9, one level more on sparse input
+    assert resolve_st({**explicit, "depth": "auto"}, _shape(1_000, True)) == {"depth": 9}
+
+
+def test_data_shape_reads_sparsity_and_the_median_row_norm():
+    X = np.array([[3.0, 4.0], [0.0, 1.0], [6.0, 8.0]])
+    dense = DataShape.of(X, 4)
+    assert (dense.sparse, dense.row_norm, dense.nnz, dense.n_classes) == (False, 5.0, 6, 4)
+    sparse = DataShape.of(sp.csr_matrix(X), 4)
+    assert (sparse.sparse, sparse.row_norm, sparse.nnz) == (True, 5.0, 5)
+    assert DataShape.from_sizes(3, 2, 6, 4).sparse is False
+    assert DataShape.from_sizes(3, 2, 5, 4).sparse is True
+
+
+def test_ast_rule_sparse_is_the_scaling_setting_dense_the_paper_start():
+    sparse = resolve_ast(AUTO_AST, _shape(100_000, True))
+    assert sparse == {"init": "cluster", "depth0": 11, "k0": 100, "initial_iter": 1,
+                      "global_iter": 1, "max_stages": 1, "alpha": 1.0, **PROX}
+    assert resolve_ast(AUTO_AST, _shape(1_000, True))["depth0"] == 5
+    dense = resolve_ast(AUTO_AST, _shape(1_000, False, norm=0.9))
+    assert dense == {"init": "random", "depth0": 2, "k0": 250, "initial_iter": 10,
+                     "global_iter": 5, "max_stages": 8, "alpha": 0.01, **LBFGSB}
+    assert resolve_ast({**AUTO_AST, "depth0": 3}, _shape(1_000, False))["k0"] == 125
+
+
+def test_fitted_models_expose_every_resolved_auto_parameter():
     X, y = _problem()
-    model = SoftmaxTree(**{**SMALL, "depth": "auto", "k": 2, "alpha": 1.0, "n_iter": 1})
-    assert model.estimate_memory(400, 5, 2000, 3000) > model.estimate_memory(400, 5, 2000, 6)
-    model.fit(X, y)
-    assert model.depth_ == 8 and model.stats()["depth"] <= 8
+    st = SoftmaxTree(k=3, n_iter=2, random_state=0).fit(X, y)
+    assert set(st.resolved_params_) == {"depth", "alpha", "init", *LBFGSB}
+    assert st.resolved_params_["depth"] == st.depth_ == 8
+    assert st.resolved_params_["alpha"] == st.alpha_ == 0.1
+    assert st.resolved_params_["init"] == "random"
+    Xs = sp.csr_matrix(np.abs(X))
+    st = SoftmaxTree(random_state=0).fit(Xs, y)
+    assert st.resolved_params_ == {**resolve_st(AUTO_ST, DataShape.of(Xs, 6))}
+    assert st.resolved_params_["init"] == "cluster" and len(st.objective_curve_) == 1
+    ast = AdaptiveSoftmaxTree(initial_iter=1, max_stages=1, global_iter=1,
+                              random_state=0).fit(X, y)
+    assert ast.resolved_params_ == {"depth0": 2, "k0": 2, "init": "random", "alpha": 0.1,
+                                    **LBFGSB}
+    searched = SoftmaxTree(**SMALL, alpha="search").fit(X, y)
+    assert searched.resolved_params_["alpha"] == searched.alpha_

@@ -244,9 +244,9 @@ def decode_best_first(k, child_ptr, children, edge_row, table, bias, n_features,
 @_jit
 def decode_beam(k, width, child_ptr, children, edge_row, table, bias, n_features, mask, Xd,
                 indptr, indices, data, dense, max_arity, labels, scores, cost):
-    """Beam search of ``width`` items (width 1: greedy descent to the more probable child).
-    Leaves stay in the beam; it stops when the beam holds only leaves. Writes the weight
-    rows scored for row i to cost[i]."""
+    """Beam search of ``width`` >= k items (width 1: greedy descent to the more probable
+    child). Leaves stay in the beam; it stops when the beam holds only leaves, whose best k
+    are the answer. Writes the weight rows scored for row i to cost[i]."""
     buf = np.empty(max_arity)
     beam_lp = np.empty(width)
     beam_item = np.empty(width, dtype=np.int64)
@@ -275,7 +275,7 @@ def decode_beam(k, width, child_ptr, children, edge_row, table, bias, n_features
             n_beam = size
             beam_lp[:size] = keys[:size]
             beam_item[:size] = vals[:size]
-        size = 0  # the beam holds leaves only: best first into the row
+        size = 0  # the beam holds leaves only: its best k, best first, into the row
         for t in range(n_beam):
-            size = _heap_push(keys, vals, size, beam_lp[t], -beam_item[t] - 1, -1.0)
+            size = _keep_best(keys, vals, size, k, beam_lp[t], -beam_item[t] - 1)
         _emit_sorted(keys, vals, size, labels, scores, i)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
@@ -15,11 +14,12 @@ from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table
 from xcbench.tree.weights import DIRECT
 
 from . import kernels
+from .defaults import AUTO, DataShape, resolve
 from .memory import fit_peak_bytes, weight_layout
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
 TREES = ("huffman", "balanced", "kmeans", "kmeans_balanced")
-DECODERS = ("exact", "greedy", "topk")
+DECODERS = ("exact", "greedy", "topk", "beam")
 SOLVERS = ("sgd", "liblinear")
 _CHUNK_CELLS = 1 << 22  # rows x edges scored at once by the exact decoder (~32 MB)
 
@@ -38,7 +38,7 @@ class HierarchicalSoftmax(Method):
     ``momentum`` and ``l2`` (acting on the coordinates an example touches), ``bits`` (the
     weight table, below), ``random_state``.
 
-    ``solver``: ``"sgd"`` (the default, the softmax-tree paper's training of the path NLL) or
+    ``solver``: ``"sgd"`` (the softmax-tree paper's training of the path NLL) or
     ``"liblinear"``: each node fitted once, to convergence, on the rows whose class is in
     its subtree, by scikit-learn's L2 logistic regression (LIBLINEAR at binary nodes,
     multinomial L-BFGS at wider ones; strength ``C``, at most ``max_iter`` iterations) on
@@ -46,11 +46,17 @@ class HierarchicalSoftmax(Method):
     (``xcbench.tree.node_fit``); weights below ``prune`` in magnitude are dropped (napkinXC
     prunes at 0.1), so on a hashed table they take no slot. The SGD parameters are then unused.
 
-    Defaults: 5 epochs, lr 0.002 decayed x0.9 per epoch, no momentum. The softmax-tree
-    paper's setting (lr 0.005, momentum 0.9, x0.995 "after each step") diverges on the PTB
-    GloVe features here (mean ||x||^2 = 79, so a stable step needs lr * ||x||^2 well
-    below 2; measured: 3 epochs at lr 0.005 + momentum 0.9 end at a training NLL above the
-    untrained model's, while lr 0.002 without momentum reaches test perplexity 373).
+    Defaults by rule: ``tree``, ``max_leaf``, ``solver``, ``C``, ``prune``, ``bits`` and
+    ``lr`` default to ``"auto"``, resolved at fit time from the training data's shape
+    (``defaults.resolve``: LIBLINEAR nodes on a balanced k-means tree with up to 100 classes
+    under a last node, the exact store when the direct table would pass 256 MB, pruning
+    only as far as memory needs, C by label skew, lr from the row norms); the resolved
+    values are in ``resolved_params_`` after fit. SGD: 5 epochs, lr decayed x0.9 per
+    epoch, no momentum. The softmax-tree paper's setting (lr 0.005, momentum 0.9, x0.995
+    "after each step") diverges on the PTB GloVe features here (mean ||x||^2 = 79, so a
+    stable step needs lr * ||x||^2 well below 2; measured: 3 epochs at lr 0.005 + momentum
+    0.9 end at a training NLL above the untrained model's, while lr 0.002 without momentum
+    reaches test perplexity 373); ``lr="auto"`` is 0.16 / mean ||x||^2 on dense rows.
 
     Weights: the K - 1 weight rows (each node's children but the last own one; a binary
     node has one) live in one flat table (``xcbench.tree.weights``). ``bits="auto"``: the
@@ -82,9 +88,11 @@ class HierarchicalSoftmax(Method):
     Query parameters (change with ``set_params`` after fitting, no refit):
     ``decoder``: ``"exact"`` (every class's probability from all K - 1 weight rows, then
     the top k: the paper's "HSM", O(K nnz) per row; dense batches in the direct layout
-    use one BLAS product), ``"greedy"`` (beam search of width ``beam`` or k, so top-1 is
-    the greedy descent to the more probable child: the paper's "HSM-approx", O(nnz x
-    depth) per row), or ``"topk"`` (exact top k by best-first search over partial
+    use one BLAS product), ``"greedy"`` (beam search of width k, so top-1 is the greedy
+    descent to the more probable child: the paper's "HSM-approx", O(nnz x depth) per
+    row), ``"beam"`` (beam search of width max(k, ``beam``), Bonsai's and Parabel's
+    decoder with their default ``beam=10``; the top k are the beam's best leaves), or
+    ``"topk"`` (the default: exact top k by best-first search over partial
     log-probabilities; O(nnz) per node it expands). ``path_cost`` counts the weight rows
     each decoder scores per row.
 
@@ -93,27 +101,27 @@ class HierarchicalSoftmax(Method):
     """
 
     _parameter_constraints = {
-        "tree": [StrOptions(set(TREES))],
+        "tree": [StrOptions(set(TREES) | {AUTO})],
         "arity": [Interval(Integral, 2, None, closed="left")],
-        "max_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_leaf": [Interval(Integral, 1, None, closed="left"), StrOptions({AUTO})],
         "epochs": [Interval(Integral, 0, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({AUTO})],
         "lr_decay": [Interval(Real, 0, None, closed="neither")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
-        "solver": [StrOptions(set(SOLVERS))],
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions(set(SOLVERS) | {AUTO})],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({AUTO})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "prune": [Interval(Real, 0, None, closed="left")],
+        "prune": [Interval(Real, 0, None, closed="left"), StrOptions({AUTO})],
         "l2": [Interval(Real, 0, None, closed="left")],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto", "csr"}), None],
         "decoder": [StrOptions(set(DECODERS))],
-        "beam": [Interval(Integral, 1, None, closed="left"), None],
+        "beam": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, tree="huffman", arity=2, max_leaf=1, epochs=5, lr=0.002, lr_decay=0.9,
-                 momentum=0.0, l2=0.0, solver="sgd", C=1.0, max_iter=100, prune=0.0, bits="auto",
-                 decoder="exact", beam=None, random_state=None):
+    def __init__(self, tree="auto", arity=2, max_leaf="auto", epochs=5, lr="auto",
+                 lr_decay=0.9, momentum=0.0, l2=0.0, solver="auto", C="auto", max_iter=100,
+                 prune="auto", bits="auto", decoder="topk", beam=10, random_state=None):
         self.tree = tree
         self.arity = arity
         self.max_leaf = max_leaf
@@ -132,57 +140,72 @@ class HierarchicalSoftmax(Method):
         self.random_state = random_state
 
     # -- fit ---------------------------------------------------------------------------
-    def _build_tree(self, X, y, counts, rng):
-        if self.tree == "huffman":
+    def _settings(self, shape: DataShape) -> dict:
+        """Every build/training parameter with the ``"auto"`` ones resolved for data of this
+        shape (``defaults.resolve``)."""
+        params = self.get_params()
+        return {**params, **resolve(params, shape)}
+
+    def _build_tree(self, X, y, counts, rng, p):
+        if p["tree"] == "huffman":
             return huffman_tree(counts, self.arity)
-        if self.tree == "balanced":
+        if p["tree"] == "balanced":
             return balanced_tree(self.n_classes_, self.arity, seed=int(rng.integers(2**31)))
         means = class_means(X, y, self.n_classes_)
-        build = kmeans_tree if self.tree == "kmeans" else balanced_kmeans_tree
+        build = kmeans_tree if p["tree"] == "kmeans" else balanced_kmeans_tree
         return build(means, self.arity, seed=int(rng.integers(2**31)),
-                     max_leaf=int(self.max_leaf))
+                     max_leaf=int(p["max_leaf"]))
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         """Upper estimate of fit's peak bytes beyond the data (formula in the class
-        docstring)."""
+        docstring), with the ``"auto"`` parameters resolved from the sizes alone."""
         self._validate_params()
+        p = self._settings(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
         return fit_peak_bytes(int(n_samples), int(n_features), int(nnz), int(n_classes),
-                              arity=int(self.arity), bits=self.bits,
-                              momentum=float(self.momentum), tree=self.tree,
-                              solver=self.solver, max_leaf=int(self.max_leaf),
-                              prune=float(self.prune))
+                              arity=int(self.arity), bits=p["bits"],
+                              momentum=float(self.momentum), tree=p["tree"],
+                              solver=p["solver"], max_leaf=int(p["max_leaf"]),
+                              prune=float(p["prune"]))
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
-        check_exact_store(self.bits, self.solver)
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
+        shape = DataShape.of(X, y, self.n_classes_)
+        self.resolved_params_ = resolve(self.get_params(), shape)
+        p = {**self.get_params(), **self.resolved_params_}
+        check_exact_store(p["bits"], p["solver"])
         rng = np.random.default_rng(self.random_state)
         n, self.n_features_in_ = X.shape
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_)
-        self.tree_ = self._build_tree(X, y, self.class_counts_, rng)
+        self.tree_ = self._build_tree(X, y, self.class_counts_, rng, p)
         self._prepare()
         self.intercept_ = np.zeros(self.tree_.n_rows)
-        if self.bits == "csr":  # LIBLINEAR weights kept exactly, grouped by node
+        if p["bits"] == "csr":  # LIBLINEAR weights kept exactly, grouped by node
             store = ExactRows()
-            self._fit_nodes(X, y, store.write, rng)
+            self._fit_nodes(X, y, store.write, rng, p)
             self.weights_ = store.node_major(self.tree_.child_ptr, self.tree_.edge_row)
             self.mask_ = DIRECT
             return self
-        nnz = X.nnz if sp.issparse(X) else X.size
-        size, self.mask_ = weight_layout(n, self.n_features_in_, nnz, self.n_classes_,
-                                         int(self.arity), self.bits)
+        size, self.mask_ = weight_layout(n, self.n_features_in_, shape.nnz, self.n_classes_,
+                                         int(self.arity), p["bits"])
         self.weights_ = np.zeros(size)
-        if self.solver == "liblinear":
+        if p["solver"] == "liblinear":
             self._fit_nodes(X, y, table_writer(self.weights_, self.n_features_in_, self.mask_),
-                            rng)
+                            rng, p)
             return self
+        self._fit_sgd(X, y, size, rng, float(p["lr"]))
+        return self
+
+    def _fit_sgd(self, X, y, size, rng, lr0):
+        """``solver="sgd"``: ``epochs`` passes of compiled SGD over the path NLL."""
+        n = X.shape[0]
         momentum = float(self.momentum)
         # momentum buffers only when used (a second table of the weights' layout)
         vel = np.zeros(size if momentum > 0 else 0)
         vel_b = np.zeros(self.tree_.n_rows if momentum > 0 else 0)
         Xd, indptr, indices, data, dense = kernel_input(X)
-        lr, self.loss_curve_ = float(self.lr), []
+        lr, self.loss_curve_ = lr0, []
         for epoch in range(int(self.epochs)):
             order = rng.permutation(n).astype(np.int64)
             loss = kernels.train_epoch(order, y, self.path_ptr_, self.path_node_,
@@ -193,19 +216,18 @@ class HierarchicalSoftmax(Method):
                                        float(self.l2), self.max_arity_)
             if not np.isfinite(loss):
                 raise ValueError(f"hsm training diverged in epoch {epoch + 1} (non-finite "
-                                 f"loss): lower lr={self.lr} or l2={self.l2}, or scale X")
+                                 f"loss): lower lr={lr0} or l2={self.l2}, or scale X")
             self.loss_curve_.append(float(loss))
             lr *= float(self.lr_decay)
         if not (kernels.all_finite(self.weights_) and kernels.all_finite(self.intercept_)):
-            raise ValueError(f"hsm training diverged (non-finite weights): lower lr={self.lr} "
+            raise ValueError(f"hsm training diverged (non-finite weights): lower lr={lr0} "
                              f"or l2={self.l2}, or scale X")
-        return self
 
-    def _fit_nodes(self, X, y, write, rng):
+    def _fit_nodes(self, X, y, write, rng, p):
         """``solver="liblinear"``: every node fitted once (``node_fit.fit_nodes``)."""
-        fit_nodes(self.tree_, X, y, write, self.intercept_, C=float(self.C),
+        fit_nodes(self.tree_, X, y, write, self.intercept_, C=float(p["C"]),
                   max_iter=int(self.max_iter), seed=int(rng.integers(2**31)),
-                  threshold=float(self.prune))
+                  threshold=float(p["prune"]))
         self.loss_curve_ = []
 
     @property
@@ -246,8 +268,8 @@ class HierarchicalSoftmax(Method):
             kernels.decode_best_first(kk, t.child_ptr, t.children, t.edge_row,
                                       *self._weight_args(), *inputs, self.max_arity_,
                                       len(t.children), out_l, out_s, cost)
-        else:
-            width = max(kk, int(self.beam or 1))
+        else:  # greedy: a beam of k (top-1 = the greedy descent); beam: of max(k, beam)
+            width = kk if self.decoder == "greedy" else max(kk, int(self.beam))
             kernels.decode_beam(kk, width, t.child_ptr, t.children, t.edge_row,
                                 *self._weight_args(), *inputs, self.max_arity_, out_l, out_s,
                                 cost)
@@ -262,7 +284,9 @@ class HierarchicalSoftmax(Method):
         step = max(1, _CHUNK_CELLS // max(n_rows, 1))
         blas = dense and self.mask_ < 0 and not self._csr
         if blas:
-            W = self.weights_[:n_rows * self.n_features_in_].reshape(n_rows, -1)
+            # explicit width: a one-class tree has no weight row (reshape(0, -1) is ambiguous)
+            W = self.weights_[:n_rows * self.n_features_in_].reshape(n_rows,
+                                                                     self.n_features_in_)
         for start in range(0, n, step):
             stop = min(n, start + step)
             if blas:
@@ -314,5 +338,6 @@ class HierarchicalSoftmax(Method):
             "internal_nodes": int(t.n_nodes),
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
+            "resolved_params": dict(getattr(self, "resolved_params_", {})),
         }
 

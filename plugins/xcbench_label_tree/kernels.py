@@ -22,10 +22,12 @@ import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
+from xcbench.tree.beam import beam_start, candidate_capacity, keep_best, push
 from xcbench.tree.weights import (children_dot, row_adagrad_step, rows_adagrad_step,
                                    rows_dot)
 
 INDEPENDENT, TREE, SOFTMAX = 0, 1, 2  # the loss codes of train_epoch
+RAW, LOG_SOFTMAX, SQ_HINGE, LOG_SIGMOID = 0, 1, 2, 3  # the score codes of transform_scores
 
 _jit = numba.njit(cache=True, nogil=True)
 # reassociation lets LLVM vectorise the z . V_s sums (SIMD); nothing else is relaxed
@@ -187,105 +189,217 @@ def _embedding_step(r, s, z, zz, V, V_acc, table, acc, n_features, mask, Xd, ind
 
 
 @_jit
+def transform_scores(scores, m, code):
+    """Node scores -> the per-edge scores a path sums (``SCORE_CODES``): RAW keeps the
+    margins, LOG_SOFTMAX normalises over the m children, SQ_HINGE maps each child's binary
+    margin s to -max(0, 1 - s)^2 and LOG_SIGMOID to log sigmoid(s) (one-vs-rest children,
+    as Bonsai / Parabel score them)."""
+    if code == LOG_SOFTMAX:
+        log_softmax_inplace(scores, m)
+    elif code == SQ_HINGE:
+        for q in range(m):
+            gap = max(0.0, 1.0 - scores[q])
+            scores[q] = -gap * gap
+    elif code == LOG_SIGMOID:
+        for q in range(m):
+            s = scores[q]
+            scores[q] = -math.log1p(math.exp(-s)) if s > 0 else s - math.log1p(math.exp(s))
+
+
+@_jit
 def _beam(k, child_ptr, children, node_label, weights, bias, n_features, mask, Xd, indptr,
-          indices, data, dense, i, z, V, embed, normalized, scores, cand_node, cand_score,
-          beam_node, beam_score):
-    """Beam search of width k from the root for row i (a path's score: the sum of its node
-    scores); leaves it reaches stay in the beam. Fills beam_node/beam_score best first and
-    returns the beam's width."""
-    beam_node[0], beam_score[0] = 0, 0.0
-    width = 1
+          indices, data, dense, i, z, V, embed, code, scores, cand_node, cand_score,
+          beam_node, beam_score, root=0):
+    """Beam search of width k from the root for row i (``xcbench.tree.beam``; a path's score
+    is the sum of its transformed node scores, ``transform_scores``); leaves it reaches stay
+    in the beam. Fills beam_node/beam_score best first; returns (the beam's width, the
+    children scored). ``root``: the tree's root node (a forest's trees share the arrays)."""
+    width = beam_start(beam_node, beam_score, root)
+    scored = 0
     while True:
         m, expanded = 0, False
         for b in range(width):
             v = beam_node[b]
             if node_label[v] >= 0:  # a leaf stays in the beam
-                cand_node[m], cand_score[m] = v, beam_score[b]
-                m += 1
+                m = push(cand_node, cand_score, m, v, beam_score[b])
                 continue
             expanded = True
             s0, s1 = child_ptr[v], child_ptr[v + 1]
             _node_scores(v, child_ptr, children, weights, bias, n_features, mask, Xd, indptr,
                          indices, data, i, dense, z, V, embed, scores)
-            if normalized:
-                log_softmax_inplace(scores, s1 - s0)
+            transform_scores(scores, s1 - s0, code)
+            scored += s1 - s0
             for q in range(s1 - s0):
-                cand_node[m], cand_score[m] = children[s0 + q], beam_score[b] + scores[q]
-                m += 1
-        order = np.argsort(-cand_score[:m], kind="mergesort")
-        width = min(k, m)
-        for b in range(width):
-            beam_node[b], beam_score[b] = cand_node[order[b]], cand_score[order[b]]
+                m = push(cand_node, cand_score, m, children[s0 + q], beam_score[b] + scores[q])
+        width = keep_best(cand_node, cand_score, m, k, beam_node, beam_score)
         if not expanded:
-            return width
+            return width, scored
 
 
 @_jit
-def _greedy(child_ptr, children, node_label, weights, bias, n_features, mask, Xd, indptr,
-            indices, data, dense, i, z, V, embed, normalized, scores):
-    """(leaf, summed score) of the greedy descent for row i: the best child at every node
-    (normalized: scores are log-softmaxes over the children, the sum a log-probability)."""
-    v, total = 0, 0.0
-    while node_label[v] < 0:
-        s0, s1 = child_ptr[v], child_ptr[v + 1]
-        _node_scores(v, child_ptr, children, weights, bias, n_features, mask, Xd, indptr,
-                     indices, data, i, dense, z, V, embed, scores)
-        if normalized:
-            log_softmax_inplace(scores, s1 - s0)
-        best = 0
-        for q in range(1, s1 - s0):
-            if scores[q] > scores[best]:
-                best = q
-        total += scores[best]
-        v = children[s0 + best]
-    return v, total
-
-
-@_jit
-def beam_topk(k, child_ptr, children, node_label, weights, W, bias, n_features, mask, Xd,
-              indptr, indices, data, dense, n_rows, V, embed, max_arity, normalized):
-    """Top-k labels per row: the greedy descent's leaf (the paper's prediction) first, then
-    the best other leaves of a beam search of width k (k = 1: the greedy descent alone),
-    scores capped at the greedy one so each row stays sorted. normalized (the softmax
-    loss's probability model): the beam's leaves by log-probability, k = 1 still greedy.
-    Returns (labels, scores) (n, k), padded with -1 / -inf when fewer than k leaves are
-    reached."""
+def beam_topk(k, beam, child_ptr, children, node_label, weights, W, bias, n_features, mask,
+              Xd, indptr, indices, data, dense, n_rows, V, embed, max_arity, code):
+    """Top-k labels per row by beam search. The first label is the best leaf of a beam of
+    width ``beam`` (1: the greedy descent), so top-1 does not depend on k. For k <= beam the
+    rest of the list is that beam's next leaves; for k > beam it is filled from a beam of
+    width k (scores capped at the first one's, so each row stays sorted). Returns (labels,
+    path scores) (n, k), padded with -1 / -inf when fewer than k leaves are reached."""
     labels = np.full((n_rows, k), -1, dtype=np.int64)
     out = np.full((n_rows, k), -np.inf)
-    cap = k * max_arity + k
-    cand_node = np.empty(cap, dtype=np.int64)
-    cand_score = np.empty(cap)
-    beam_node = np.empty(k, dtype=np.int64)
-    beam_score = np.empty(k)
-    scores = np.empty(max_arity)
+    wide = max(k, beam)
+    cand_node = np.empty(candidate_capacity(wide, max_arity), dtype=np.int64)
+    cand_score = np.empty(cand_node.shape[0])
+    beam_node = np.empty(wide, dtype=np.int64)
+    beam_score = np.empty(wide)
+    scores = np.empty(max(max_arity, 1))
     d_e = d_e_of(V, embed)
     z = np.zeros(d_e)
     zero_bias = np.zeros(max(d_e, 1))
     for i in range(n_rows):
         if embed:
             _embed(W, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
-        width = 0
-        if k > 1:
-            width = _beam(k, child_ptr, children, node_label, weights, bias, n_features, mask,
-                          Xd, indptr, indices, data, dense, i, z, V, embed, normalized, scores,
-                          cand_node, cand_score, beam_node, beam_score)
-        if normalized and k > 1:  # a probability model: the beam's leaves, most probable first
-            for b in range(width):
+        width, _ = _beam(beam, child_ptr, children, node_label, weights, bias, n_features, mask,
+                      Xd, indptr, indices, data, dense, i, z, V, embed, code, scores,
+                      cand_node, cand_score, beam_node, beam_score)
+        if k <= beam:
+            for b in range(min(k, width)):
                 labels[i, b], out[i, b] = node_label[beam_node[b]], beam_score[b]
             continue
-        # the greedy descent's label comes first, so top-1 of every list is the prediction
-        # the paper defines (a wider beam can find a higher summed score elsewhere)
-        v, greedy_score = _greedy(child_ptr, children, node_label, weights, bias, n_features,
-                                  mask, Xd, indptr, indices, data, dense, i, z, V, embed,
-                                  normalized, scores)
-        labels[i, 0], out[i, 0] = node_label[v], greedy_score
+        first, first_score = node_label[beam_node[0]], beam_score[0]
+        labels[i, 0], out[i, 0] = first, first_score
+        width, _ = _beam(k, child_ptr, children, node_label, weights, bias, n_features, mask,
+                      Xd, indptr, indices, data, dense, i, z, V, embed, code, scores,
+                      cand_node, cand_score, beam_node, beam_score)
         filled = 1
         for b in range(width):
-            if filled < k and node_label[beam_node[b]] != node_label[v]:
+            if filled < k and node_label[beam_node[b]] != first:
                 labels[i, filled] = node_label[beam_node[b]]
-                out[i, filled] = min(beam_score[b], greedy_score)
+                out[i, filled] = min(beam_score[b], first_score)
                 filled += 1
     return labels, out
+
+
+@_jit
+def beam_cost(beam, child_ptr, children, node_label, weights, W, bias, n_features, mask, Xd,
+              indptr, indices, data, dense, n_rows, V, embed, max_arity, code):
+    """Children scored per row by a beam search of width ``beam`` (plus d_e rows of W for
+    the embedding tree): the vectors one prediction evaluates."""
+    out = np.zeros(n_rows)
+    cand_node = np.empty(candidate_capacity(beam, max_arity), dtype=np.int64)
+    cand_score = np.empty(cand_node.shape[0])
+    beam_node = np.empty(beam, dtype=np.int64)
+    beam_score = np.empty(beam)
+    scores = np.empty(max(max_arity, 1))
+    d_e = d_e_of(V, embed)
+    z = np.zeros(d_e)
+    zero_bias = np.zeros(max(d_e, 1))
+    for i in range(n_rows):
+        if embed:
+            _embed(W, zero_bias, n_features, mask, Xd, indptr, indices, data, i, dense, z)
+        _, scored = _beam(beam, child_ptr, children, node_label, weights, bias, n_features,
+                          mask, Xd, indptr, indices, data, dense, i, z, V, embed, code, scores,
+                          cand_node, cand_score, beam_node, beam_score)
+        out[i] = scored + d_e
+    return out
+
+
+@_jit
+def unit_rows(Xd, indptr, data, dense):
+    """Copies of the input parts with every nonzero row scaled to unit L2 length."""
+    if dense:
+        out = Xd.copy()
+        for i in range(out.shape[0]):
+            norm = 0.0
+            for f in range(out.shape[1]):
+                norm += out[i, f] * out[i, f]
+            if norm > 0.0:
+                scale = 1.0 / math.sqrt(norm)
+                for f in range(out.shape[1]):
+                    out[i, f] *= scale
+        return out, data
+    out = data.copy()
+    for i in range(indptr.shape[0] - 1):
+        norm = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            norm += out[t] * out[t]
+        if norm > 0.0:
+            scale = 1.0 / math.sqrt(norm)
+            for t in range(indptr[i], indptr[i + 1]):
+                out[t] *= scale
+    return Xd, out
+
+
+@_jit
+def forest_topk(k, roots, child_ptr, children, node_label, weights, bias, n_features, mask,
+                Xd, indptr, indices, data, dense, n_rows, max_arity, code):
+    """Top-k of an ensemble whose trees share one set of arrays (a forest: tree t starts at
+    node ``roots[t]``, plain label trees only), in one call: per row, a beam of width k in
+    every tree, then ``average_members``' rule (log of the mean of exp(path score), 0 for a
+    tree whose beam missed the label). Returns (labels, scores) (n, k), padded."""
+    T = roots.shape[0]
+    labels = np.full((n_rows, k), -1, dtype=np.int64)
+    out = np.full((n_rows, k), -np.inf)
+    cand_node = np.empty(candidate_capacity(k, max_arity), dtype=np.int64)
+    cand_score = np.empty(cand_node.shape[0])
+    beam_node = np.empty(k, dtype=np.int64)
+    beam_score = np.empty(k)
+    scores = np.empty(max(max_arity, 1))
+    seen = np.empty(T * k, dtype=np.int64)
+    total = np.empty(T * k)
+    z, V = np.zeros(0), np.zeros((1, 1))
+    for i in range(n_rows):
+        u = 0
+        for t in range(T):
+            width, _ = _beam(k, child_ptr, children, node_label, weights, bias, n_features,
+                             mask, Xd, indptr, indices, data, dense, i, z, V, False, code,
+                             scores, cand_node, cand_score, beam_node, beam_score, roots[t])
+            for b in range(width):
+                c = node_label[beam_node[b]]
+                j = 0
+                while j < u and seen[j] != c:
+                    j += 1
+                if j == u:
+                    seen[u], total[u] = c, 0.0
+                    u += 1
+                total[j] += math.exp(beam_score[b])
+        for j in range(u):
+            total[j] = math.log(total[j] / T) if total[j] > 0 else -np.inf
+        keep_best(seen, total, u, k, labels[i], out[i])
+    return labels, out
+
+
+@_jit
+def average_members(labels, scores, k):
+    """Top-k of an ensemble: ``labels`` / ``scores`` (T, n, w) are each member's leaves and
+    path scores (log scale); a label's ensemble score is log(mean over the T members of
+    exp(score)), a member that did not reach the label adding 0 (as Omikuji averages its
+    trees). Returns (labels, scores) (n, k), best first (ties: first reached), padded."""
+    T, n, w = labels.shape
+    out_labels = np.full((n, k), -1, dtype=np.int64)
+    out_scores = np.full((n, k), -np.inf)
+    seen = np.empty(T * w, dtype=np.int64)
+    total = np.empty(T * w)
+    for i in range(n):
+        u = 0
+        for t in range(T):
+            for b in range(w):
+                c = labels[t, i, b]
+                if c < 0:
+                    continue
+                p = math.exp(scores[t, i, b])
+                j = 0
+                while j < u and seen[j] != c:
+                    j += 1
+                if j == u:
+                    seen[u], total[u] = c, 0.0
+                    u += 1
+                total[j] += p
+        for j in range(u):
+            total[j] = math.log(total[j] / T) if total[j] > 0 else -np.inf
+        width = keep_best(seen, total, u, k, out_labels[i], out_scores[i])
+        for b in range(width, k):
+            out_labels[i, b], out_scores[i, b] = -1, -np.inf
+    return out_labels, out_scores
 
 
 @_jit

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -15,19 +17,31 @@ from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
                                    logistic_node, multiclass_hinge_node, table_writer)
+from xcbench.tree import node_major
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
-from . import kernels
+from . import defaults, kernels
+from .nodes import logistic_ovr_node, squared_hinge_node
 from .structure import (build_structure, class_embedding, confusion_affinity, kmeans_splitter,
-                        path_arity_sums, random_splitter, spectral_splitter, structure_size)
+                        path_arity_sums, random_splitter, spectral_splitter, structure_size,
+                        unbalanced_kmeans_splitter)
 
-STRUCTURES = ("confusion", "kmeans", "random")
+STRUCTURES = ("confusion", "kmeans", "kmeans_unbalanced", "random")
 LOSS_CODES = {"independent": kernels.INDEPENDENT, "tree": kernels.TREE,
               "softmax": kernels.SOFTMAX}
 SOLVERS = ("sgd", "liblinear")
 # solver="liblinear": each node's model, by loss (the tree loss couples every depth in one
 # slack, so it has no node-by-node solver)
-NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node}
+NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node,
+                "hinge": squared_hinge_node, "logistic": logistic_ovr_node}
+# how the decoders turn a node's child scores into the scores a path sums
+SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
+               "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
+               "logistic": kernels.LOG_SIGMOID}
+AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "C", "prune", "bits",
+               "normalize", "n_trees", "beam")
+# kept weights per input nonzero and level, times the pruning threshold (measured)
+PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
 _NO_TABLE = np.zeros(1)  # the embedding map's place in the kernels' arguments, when unused
 
 
@@ -35,46 +49,82 @@ def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
     """Weights ``bits="csr"`` keeps, estimated. ``pairs`` is the bound (each input nonzero
     feeds at most ``branching`` child rows per level) and is the estimate for the softmax
     loss (logistic weights are dense on a node's active features) and without pruning.
-    Crammer-Singer nodes with ``prune`` > 0 keep far fewer: measured on synthetic-sparse-1k
-    / 10k (64 children, C = 0.1) 1.2 / 1.0 per input nonzero and level at prune = 0.01, 0.4
-    at 0.03, i.e. ~0.012 / prune; twice that, as a margin (the runner's memory cap turns an
-    underestimate into an error record)."""
-    if loss != "independent" or prune <= 0:
+    Pruned nodes keep far fewer (``PRUNE_RATE``): Crammer-Singer nodes (64 children, C =
+    0.1) measured 1.2 / 1.0 per input nonzero and level on synthetic-sparse-1k / 10k at
+    prune = 0.01, 0.4 at 0.03, i.e. ~0.012 / prune; one-vs-rest squared-hinge nodes (C = 1,
+    unit rows) 0.65 at prune = 0.1 on synthetic-sparse-1k. Twice the measured rate, as a
+    margin (the runner's memory cap turns an underestimate into an error record)."""
+    if prune <= 0 or loss not in PRUNE_RATE:
         return pairs
-    return min(pairs, float(nnz) * depth * min(float(branching), 2 * 0.012 / prune))
+    return min(pairs, float(nnz) * depth * min(float(branching), 2 * PRUNE_RATE[loss] / prune))
+
+
+class Forest(NamedTuple):
+    """The trees of an ensemble in one set of arrays (``LabelTree._build_forest``)."""
+
+    roots: np.ndarray
+    child_ptr: np.ndarray
+    children: np.ndarray
+    node_label: np.ndarray
+    bias: np.ndarray
+    store: tuple
+    max_arity: int
+
+
+class FittedTree:
+    """One tree of a fitted model: its structure (``tree``), node weights (``table``: a
+    toolkit table or the exact node-major store), biases, node embeddings ``V`` (embedding
+    tree), table ``mask``, SGD loss curve and the greedy path cost of each class."""
+
+    def __init__(self, tree, table, bias, V, mask, loss_curve, path_cost):
+        self.tree, self.table, self.bias, self.V, self.mask = tree, table, bias, V, mask
+        self.loss_curve, self.path_cost = loss_curve, path_cost
+
+    @property
+    def exact(self):
+        return isinstance(self.table, tuple)
 
 
 class LabelTree(Method):
-    """Disjoint label tree with one linear scorer per node, greedy descent (beam for top-k).
+    """Disjoint label tree with one linear scorer per node, decoded by beam search; one tree
+    or an ensemble of independently clustered trees.
 
-    Parameters
+    Parameters ("auto": resolved at fit time from the data by ``defaults.resolve``; the
+    values used are in ``resolved_params_``)
     ----------
-    structure : "kmeans" (balanced k-means of class means, spherical and sparse for sparse X;
-        default: cheap at any K),
-        "confusion" (the paper's Algorithm 2: one-vs-rest confusion + spectral clustering;
-        O(K x D) for the surrogate model, so for moderate K only) or "random" (control).
+    structure : "kmeans" (balanced k-means of class means, spherical and sparse for sparse X),
+        "kmeans_unbalanced" (Bonsai's wide, shallow trees: unbalanced spherical k-means into
+        ``branching`` clusters, at most ``max_depth`` levels), "confusion" (the paper's
+        Algorithm 2: one-vs-rest confusion + spectral clustering; O(K x D) for the
+        surrogate model, so for moderate K only) or "random" (control).
     branching : children per node, or "sqrt" for ceil(sqrt(K)) (a depth-2 tree as in the
         paper's experiments).
+    max_depth : levels below the root at most (None: no limit); a node at the last level
+        has its classes as children, however many.
     loss : "tree" (Relaxation 2: shared slack over all depths, the paper's proposal),
-        "independent" (Relaxation 1: a hinge per node) or "softmax" (not in the paper: the
+        "independent" (Relaxation 1: a hinge per node), "softmax" (not in the paper: the
         cross-entropy of each path node against its siblings; a probability model, so
-        ``log_proba`` and perplexity exist, and the multiclass hinge's collapse on data where
-        no label has p(y|x) > 1/2, such as next-word prediction, is avoided).
+        ``log_proba`` and perplexity exist), or, node by node only, "hinge" / "logistic":
+        one binary squared-hinge SVM / logistic regression per child against its siblings
+        (Bonsai's and Parabel's nodes; path scores sum -max(0, 1 - s)^2 / log sigmoid(s)).
     epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes).
-    solver : "sgd" (the default: AdaGrad SGD on ``loss`` over the whole tree) or "liblinear":
-        every internal node fitted once, to convergence, on the rows whose class is under it
-        (``xcbench.tree.node_fit``; napkinXC also trains, prunes and stores its label trees
-        node by node, with a binary logistic classifier per child):
-        ``loss="independent"`` with LIBLINEAR's Crammer-Singer multiclass SVM (a multiclass
-        form of the paper's Relaxation 1: one hinge over a node's children, where the SGD
-        solver uses a binary hinge per child), ``loss="softmax"`` with a multinomial
-        logistic regression; ``C`` (larger regularises less) and ``max_iter`` apply,
-        weights below ``prune`` in magnitude are dropped. ``loss="tree"`` has no
-        node-by-node solver.
+    solver : "sgd" (AdaGrad SGD on ``loss`` over the whole tree) or "liblinear": every
+        internal node fitted once, to convergence, on the rows whose class is under it
+        (``xcbench.tree.node_fit``): ``loss="independent"`` with LIBLINEAR's Crammer-Singer
+        multiclass SVM, ``"softmax"`` with a multinomial logistic regression, ``"hinge"`` /
+        ``"logistic"`` one-vs-rest (``nodes``); ``C`` (larger regularises less) and
+        ``max_iter`` apply, weights below ``prune`` in magnitude are dropped.
     bits : the node weight table's layout (``xcbench.tree.weights``): "auto" (dense rows when
         nodes x D x 8 bytes <= 256 MB, else hashed into 2^b slots), an int b (hashed), None,
         or "csr" (``solver="liblinear"`` only: the weights kept exactly, grouped by node,
         ``xcbench.tree.node_major``: no collisions, 16 bytes per weight kept).
+    normalize : scale every row of X to unit length before training and scoring (Omikuji's
+        preprocessing; makes ``C`` and ``prune`` independent of the rows' scale).
+    n_trees : trees in the ensemble, each clustered with its own random draws; a label's
+        score is the log of its mean exp(path score) over the trees, a tree whose beam did
+        not reach it adding 0. Memory and latency grow linearly with n_trees.
+    beam : the beam width of decoding (query-time: ``set_params(beam=...)`` changes it on a
+        fitted model). 1 is the greedy descent; top-1 is the best leaf of the beam.
     holdout, confusion_iter : share of training rows held out for the confusion matrix and
         L-BFGS iterations of its one-vs-rest model (structure="confusion" only).
 
@@ -83,33 +133,38 @@ class LabelTree(Method):
     one-vs-rest surrogate's K x D weights and its fit. ``solver="liblinear"``: one table
     8 x S, or 32 x P with ``bits="csr"`` (P the weights kept, at most nnz x branching x
     depth; ``kept_weights_estimate``), + 56 nnz + 40 N (X sorted by leaf order and the
-    node problems' copies) + the widest node's solver state (Crammer-Singer: 16 x N x
-    branching for its dual variables).
+    node problems' copies) + the widest node's solver state. Ensembles keep n_trees models.
     No O(K x D) array otherwise.
     """
 
     _parameter_constraints = {
-        "structure": [StrOptions(set(STRUCTURES))],
-        "branching": [Interval(Integral, 2, None, closed="left"), StrOptions({"sqrt"})],
-        "loss": [StrOptions(set(LOSS_CODES))],
+        "structure": [StrOptions(set(STRUCTURES) | {"auto"})],
+        "branching": [Interval(Integral, 2, None, closed="left"), StrOptions({"sqrt", "auto"})],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "loss": [StrOptions(set(LOSS_CODES) | set(defaults.OVR_LOSSES) | {"auto"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
-        "solver": [StrOptions(set(SOLVERS))],
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions(set(SOLVERS) | {"auto"})],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "prune": [Interval(Real, 0, None, closed="left")],
+        "prune": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto", "csr"}), None],
+        "normalize": ["boolean", StrOptions({"auto"})],
+        "n_trees": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "beam": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "holdout": [Interval(Real, 0, 1, closed="neither")],
         "confusion_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
     embedding_dim = 0  # d_e: 0 for plain label trees
 
-    def __init__(self, structure="kmeans", branching="sqrt", loss="tree", epochs=5, lr=0.1,
-                 solver="sgd", C=1.0, max_iter=1000, prune=0.0, bits="auto", holdout=0.2,
+    def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
+                 epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
+                 bits="auto", normalize="auto", n_trees="auto", beam="auto", holdout=0.2,
                  confusion_iter=50, random_state=None):
         self.structure = structure
         self.branching = branching
+        self.max_depth = max_depth
         self.loss = loss
         self.epochs = epochs
         self.lr = lr
@@ -118,22 +173,42 @@ class LabelTree(Method):
         self.max_iter = max_iter
         self.prune = prune
         self.bits = bits
+        self.normalize = normalize
+        self.n_trees = n_trees
+        self.beam = beam
         self.holdout = holdout
         self.confusion_iter = confusion_iter
         self.random_state = random_state
 
+    # -- defaults by rule ----------------------------------------------------------------
+    def _resolve(self, shape):
+        """Every parameter of ``AUTO_PARAMS`` with "auto" resolved for data of ``shape``."""
+        params = {name: getattr(self, name) for name in AUTO_PARAMS if hasattr(self, name)}
+        return defaults.resolve(shape, params, embedding=self.embedding_dim > 0)
+
+    def _p(self, name):
+        """A parameter's value in use: resolved at fit time when it was "auto"."""
+        value = getattr(self, name)
+        if value == "auto" and hasattr(self, "_resolved"):
+            return self._resolved[name]
+        return value
+
     # -- structure ---------------------------------------------------------------------
-    def _branching(self, n_classes):
-        if self.branching == "sqrt":
+    def _branching(self, n_classes, branching=None):
+        branching = self._p("branching") if branching is None else branching
+        if branching == "sqrt":
             return max(2, math.ceil(math.sqrt(n_classes)))
-        return int(self.branching)
+        return int(branching)
 
     def _split(self, X, y, n_classes, rng):
-        if self.structure == "random":
+        structure = self._p("structure")
+        if structure == "random":
             return random_splitter(rng)
         embedding = class_embedding(X, y, n_classes, rng)
-        if self.structure == "kmeans":
+        if structure == "kmeans":
             return kmeans_splitter(embedding, rng)
+        if structure == "kmeans_unbalanced":
+            return unbalanced_kmeans_splitter(embedding, rng)
         return spectral_splitter(self._confusion(X, y, n_classes, rng), embedding, rng)
 
     def _confusion(self, X, y, n_classes, rng):
@@ -151,156 +226,315 @@ class LabelTree(Method):
     # -- fit ---------------------------------------------------------------------------
     def fit(self, X, y, n_classes=None):
         self._validate_params()
-        self._check_solver()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         if X.shape[0] == 0:
             raise ValueError("X has no rows: label trees need training examples")
+        self.data_shape_ = defaults.data_shape(X, y, self.n_classes_)
+        self._resolved = self._resolve(self.data_shape_)
+        own = self.get_params(deep=False)
+        self.resolved_params_ = {k: self._resolved[k] for k in AUTO_PARAMS
+                                 if own.get(k) == "auto"}
+        self._check_solver()
         rng = np.random.default_rng(self.random_state)
         self.n_features_in_ = X.shape[1]
         self.branching_ = self._branching(self.n_classes_)
-        self.tree_ = build_structure(self.n_classes_, self.branching_,
-                                     self._split(X, y, self.n_classes_, rng))
-        self._path_cost_by_class = path_arity_sums(self.tree_) + self.embedding_dim
-        if self.solver == "liblinear":
-            return self._fit_nodes(X, y, rng)
-        n_rows = self.embedding_dim or self.tree_.n_nodes
-        size, self.mask_ = table_layout(n_rows, X.shape[1], self.bits,
-                                        touched_pairs=self._touched_pairs(X))
-        self.table_ = self._initial_table(size, rng)
-        self.bias_ = np.zeros(self.tree_.n_nodes)
-        self.V_ = self._initial_embeddings(rng)
-        acc, bias_acc = np.full(size, 1e-8), np.full(self.tree_.n_nodes, 1e-8)
-        V_acc = np.full(self.V_.shape[0], 1e-8)
+        if self._p("normalize"):
+            X = _unit_rows(X)
+        self.trees_ = [self._fit_tree(X, y, rng) for _ in range(int(self._p("n_trees")))]
+        self._build_forest()
+        first = self.trees_[0]
+        self.tree_, self.table_, self.bias_, self.V_, self.mask_ = (
+            first.tree, first.table, first.bias, first.V, first.mask)
+        self.loss_curve_ = first.loss_curve
+        return self
+
+    def _fit_tree(self, X, y, rng):
+        """One tree: its structure from this rng's draws, then its node scorers."""
+        max_depth = self._p("max_depth")
+        tree = build_structure(self.n_classes_, self.branching_,
+                               self._split(X, y, self.n_classes_, rng), max_depth=max_depth)
+        path_cost = path_arity_sums(tree) + self.embedding_dim
+        if self._p("solver") == "liblinear":
+            table, bias, mask = self._fit_nodes(tree, X, y, rng)
+            return FittedTree(tree, table, bias, np.zeros((1, 1)), mask, [], path_cost)
+        bits = self._p("bits")
+        n_rows = self.embedding_dim or tree.n_nodes
+        size, mask = table_layout(n_rows, X.shape[1], bits,
+                                  touched_pairs=self._touched_pairs(X, tree))
+        table = self._initial_table(size, rng)
+        bias = np.zeros(tree.n_nodes)
+        V = self._initial_embeddings(tree, rng)
+        acc, bias_acc = np.full(size, 1e-8), np.full(tree.n_nodes, 1e-8)
+        V_acc = np.full(V.shape[0], 1e-8)
         Xd, indptr, indices, data, dense = kernel_input(X)
-        t = self.tree_
-        self.loss_curve_ = []
+        t = tree
+        loss_curve = []
         for _ in range(int(self.epochs)):
             order = rng.permutation(X.shape[0]).astype(np.int64)
             loss = kernels.train_epoch(
                 order, y, t.child_ptr, t.children, t.parent, t.path_ptr, t.path_node,
-                self.table_, acc, self.bias_, bias_acc, X.shape[1], self.mask_, Xd, indptr,
-                indices, data, dense, float(self.lr), LOSS_CODES[self.loss], self.V_, V_acc,
+                table, acc, bias, bias_acc, X.shape[1], mask, Xd, indptr,
+                indices, data, dense, float(self.lr), LOSS_CODES[self._p("loss")], V, V_acc,
                 self.embedding_dim > 0, t.max_arity)
-            self.loss_curve_.append(float(loss))
-        return self
+            loss_curve.append(float(loss))
+        return FittedTree(tree, table, bias, V, mask, loss_curve, path_cost)
+
+    def _build_forest(self):
+        """An ensemble of plain trees with exact stores is decoded in one compiled call
+        (``kernels.forest_topk``): their arrays are concatenated into ``forest_`` (tree t's
+        root at ``roots[t]``), and each tree's store becomes a view into the forest's, so
+        the weights are held once."""
+        self.__dict__.pop("forest_", None)
+        trees = self.trees_
+        if len(trees) < 2 or self.embedding_dim or not all(m.exact for m in trees):
+            return
+        node_off = np.cumsum([0] + [m.tree.n_nodes for m in trees])
+        edge_off = np.cumsum([0] + [len(m.tree.children) for m in trees])
+        weight_off = np.cumsum([0] + [int(m.table[0][-1]) for m in trees])
+        cat = np.concatenate
+        node_ptr = cat([m.table[0][:-1] + weight_off[t] for t, m in enumerate(trees)]
+                       + [weight_off[-1:]])
+        feature = cat([m.table[1] for m in trees])
+        store = (node_ptr, feature, cat([m.table[2] for m in trees]),
+                 cat([m.table[3] for m in trees]), *node_major.skip_index(node_ptr, feature))
+        self.forest_ = Forest(
+            node_off[:-1].astype(np.int64),
+            cat([m.tree.child_ptr[:-1] + edge_off[t] for t, m in enumerate(trees)]
+                + [edge_off[-1:]]).astype(np.int64),
+            cat([m.tree.children + node_off[t] for t, m in enumerate(trees)]).astype(np.int64),
+            cat([m.tree.node_label for m in trees]), cat([m.bias for m in trees]), store,
+            max(m.tree.max_arity for m in trees))
+        self._forest_views()
+
+    def _forest_views(self):
+        """Each tree's store as a view into the forest's (node and skip pointers sliced)."""
+        f = self.forest_
+        node_ptr, feature, slot, value, skip_ptr, skip = f.store
+        for t, m in enumerate(self.trees_):
+            lo, hi = f.roots[t], f.roots[t] + m.tree.n_nodes + 1
+            m.table = (node_ptr[lo:hi], feature, slot, value, skip_ptr[lo:hi], skip)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "forest_" in state:  # the trees' stores are views of the forest's: pickled once
+            state["trees_"] = [FittedTree(m.tree, None, m.bias, m.V, m.mask, m.loss_curve,
+                                          m.path_cost) for m in state["trees_"]]
+            state.pop("table_", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "forest_" in state:
+            self._forest_views()
+            self.table_ = self.trees_[0].table
 
     def _check_solver(self):
-        if self.solver == "liblinear" and self.loss not in NODE_FITTERS:
-            raise ValueError(f"solver='liblinear' fits each node on its own; loss={self.loss!r} "
+        solver, loss = self._p("solver"), self._p("loss")
+        if solver == "liblinear" and loss not in NODE_FITTERS:
+            raise ValueError(f"solver='liblinear' fits each node on its own; loss={loss!r} "
                              "couples every depth in one slack and has no node-by-node "
-                             "solver: use loss='independent' (the multiclass hinge per node) "
-                             "or loss='softmax'")
-        check_exact_store(self.bits, self.solver)
+                             "solver: use loss='hinge' or 'logistic' (one binary classifier "
+                             "per child), 'independent' (the multiclass hinge per node) or "
+                             "'softmax'")
+        if solver == "sgd" and loss in defaults.OVR_LOSSES:
+            raise ValueError(f"loss={loss!r} (one binary classifier per child) is trained node "
+                             "by node: use solver='liblinear'")
+        check_exact_store(self._p("bits"), solver)
 
-    def _fit_nodes(self, X, y, rng):
+    def _fit_nodes(self, tree, X, y, rng):
         """``solver="liblinear"``: every internal node fitted once on the rows reaching it
-        (``xcbench.tree.node_fit.fit_nodes``), into an exact store or a toolkit table."""
-        t = self.tree_
+        (``xcbench.tree.node_fit.fit_nodes``), into an exact store or a toolkit table.
+        Returns (weights, biases, mask)."""
+        t = tree
         X = sp.csr_matrix(X, dtype=np.float64)
-        self.bias_ = np.zeros(t.n_nodes)
-        self.V_ = np.zeros((1, 1))
-        self.loss_curve_ = []
-        if self.bits == "csr":
+        bias = np.zeros(t.n_nodes)
+        bits = self._p("bits")
+        if bits == "csr":
             store = ExactRows()
             write = store.write
-            self.mask_ = DIRECT
+            mask = DIRECT
         else:
-            size, self.mask_ = table_layout(t.n_nodes, X.shape[1], self.bits,
-                                            touched_pairs=self._touched_pairs(X))
-            self.table_ = np.zeros(size)
-            write = table_writer(self.table_, X.shape[1], self.mask_)
+            size, mask = table_layout(t.n_nodes, X.shape[1], bits,
+                                      touched_pairs=self._touched_pairs(X, t))
+            table = np.zeros(size)
+            write = table_writer(table, X.shape[1], mask)
         fit_nodes(as_fit_tree(t.child_ptr, t.children, t.node_label, self.n_classes_), X, y,
-                  write, self.bias_, C=float(self.C), max_iter=int(self.max_iter),
-                  seed=int(rng.integers(2**31)), threshold=float(self.prune),
-                  fit_node=NODE_FITTERS[self.loss])
-        if self.bits == "csr":
-            self.table_ = store.node_major(t.child_ptr, t.children)
-        return self
+                  write, bias, C=float(self._p("C")), max_iter=int(self.max_iter),
+                  seed=int(rng.integers(2**31)), threshold=float(self._p("prune")),
+                  fit_node=NODE_FITTERS[self._p("loss")])
+        if bits == "csr":
+            table = store.node_major(t.child_ptr, t.children)
+        return table, bias, mask
 
-    @property
-    def _exact(self):
-        """True when the weights are the exact node-major store (``bits="csr"``)."""
-        return isinstance(self.table_, tuple)
+    def _inputs(self, X):
+        """Kernel inputs of checked X (CSR indices sorted), unit rows when ``normalize``
+        (shared by all trees)."""
+        Xd, indptr, indices, data, dense = sorted_kernel_input(X)
+        if self._p("normalize"):
+            Xd, data = kernels.unit_rows(Xd, indptr, data, dense)
+        return Xd, indptr, indices, data, dense
 
-    def _kernel_args(self, X):
-        """(node store, embedding map, input parts) of checked X for the decoding kernels."""
-        W = _NO_TABLE if self._exact else self.table_
-        inputs = sorted_kernel_input(X) if self._exact else kernel_input(X)
-        return self.table_, W, inputs
-
-    def _touched_pairs(self, X):
+    def _touched_pairs(self, X, tree):
         """(row, feature) pairs training can touch: each example reaches about
         branching x depth node rows (or d_e rows) with its nonzeros."""
         nnz = X.nnz if sp.issparse(X) else X.size
-        rows = self.embedding_dim or self.branching_ * max(self.tree_.depth, 1)
-        return min(float(nnz) * rows, float(self.tree_.n_nodes) * X.shape[1])
+        rows = self.embedding_dim or self.branching_ * max(tree.depth, 1)
+        return min(float(nnz) * rows, float(tree.n_nodes) * X.shape[1])
 
     def _initial_table(self, size, rng):
         return np.zeros(size)
 
-    def _initial_embeddings(self, rng):
+    def _initial_embeddings(self, tree, rng):
         return np.zeros((1, 1))
 
     # -- predict -----------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "tree_"):
+        if not hasattr(self, "trees_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    @property
+    def _score_code(self):
+        return SCORE_CODES[self._p("loss")]
+
+    def _member_topk(self, member, inputs, n_rows, k, beam):
+        """(labels, scores) (n, k) of one tree by beam search of width ``beam``."""
+        Xd, indptr, indices, data, dense = inputs
+        t = member.tree
+        W = _NO_TABLE if member.exact else member.table
+        return kernels.beam_topk(int(k), int(beam), t.child_ptr, t.children, t.node_label,
+                                 member.table, W, member.bias, self.n_features_in_,
+                                 member.mask, Xd, indptr, indices, data, dense, n_rows,
+                                 member.V, self.embedding_dim > 0, t.max_arity,
+                                 self._score_code)
 
     def predict_topk(self, X, k=1):
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
-        weights, W, (Xd, indptr, indices, data, dense) = self._kernel_args(X)
-        t = self.tree_
-        return kernels.beam_topk(int(k), t.child_ptr, t.children, t.node_label, weights, W,
-                                 self.bias_, self.n_features_in_, self.mask_, Xd, indptr,
-                                 indices, data, dense, X.shape[0], self.V_,
-                                 self.embedding_dim > 0, t.max_arity, self.loss == "softmax")
+        inputs = self._inputs(X)
+        beam, n = int(self._p("beam")), X.shape[0]
+        if len(self.trees_) == 1:
+            return self._member_topk(self.trees_[0], inputs, n, k, beam)
+        if "forest_" in self.__dict__:
+            first = self._forest_topk(inputs, n, beam)
+            if k <= beam:
+                return first[0][:, :k], first[1][:, :k]
+            return _first_then_rest(first, *self._forest_topk(inputs, n, k), k)
+        # an ensemble: each tree's whole beam, averaged; top-1 from beams of width `beam`
+        first = self._average(inputs, n, beam, beam)
+        if k <= beam:
+            return first[0][:, :k], first[1][:, :k]
+        labels, scores = self._average(inputs, n, k, k)
+        return _first_then_rest(first, labels, scores, k)
+
+    def _forest_topk(self, inputs, n, k):
+        """Top-k of the ensemble by beams of width k, decoded in one call (``forest_``)."""
+        f = self.forest_
+        Xd, indptr, indices, data, dense = inputs
+        return kernels.forest_topk(int(k), f.roots, f.child_ptr, f.children, f.node_label,
+                                   f.store, f.bias, self.n_features_in_, DIRECT, Xd, indptr,
+                                   indices, data, dense, n, f.max_arity, self._score_code)
+
+    def _average(self, inputs, n, width, k):
+        """Top-k of the trees' averaged beams of ``width`` (``kernels.average_members``)."""
+        parts = [self._member_topk(m, inputs, n, width, width) for m in self.trees_]
+        return kernels.average_members(np.stack([p[0] for p in parts]),
+                                       np.stack([p[1] for p in parts]), int(k))
 
     def log_proba(self, X, y):
         """log p(y | x): the product of the sibling softmaxes along y's path (loss="softmax"
-        only; the hinge losses' scores are margins, not probabilities)."""
-        if self.loss != "softmax":
+        only; the hinge losses' scores are margins, not probabilities); an ensemble's is the
+        log of the trees' mean probability."""
+        if self._p("loss") != "softmax":
             raise NotImplementedError(
-                f"{type(self).__name__} with loss={self.loss!r} scores are hinge-loss margins, "
-                "not probabilities: no perplexity is reported (loss='softmax' defines one)")
+                f"{type(self).__name__} with loss={self._p('loss')!r} scores are margins or "
+                "one-vs-rest scores, not probabilities over the classes: no perplexity is "
+                "reported (loss='softmax' defines one)")
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
-        weights, W, (Xd, indptr, indices, data, dense) = self._kernel_args(X)
-        t = self.tree_
-        return kernels.path_log_proba(y, t.path_ptr, t.path_node, t.parent, t.child_ptr,
-                                      t.children, weights, W, self.bias_, self.n_features_in_,
-                                      self.mask_, Xd, indptr, indices, data, dense, self.V_,
-                                      self.embedding_dim > 0, t.max_arity)
+        Xd, indptr, indices, data, dense = self._inputs(X)
+        per_tree = []
+        for m in self.trees_:
+            t = m.tree
+            W = _NO_TABLE if m.exact else m.table
+            per_tree.append(kernels.path_log_proba(
+                y, t.path_ptr, t.path_node, t.parent, t.child_ptr, t.children, m.table, W,
+                m.bias, self.n_features_in_, m.mask, Xd, indptr, indices, data, dense, m.V,
+                self.embedding_dim > 0, t.max_arity))
+        if len(per_tree) == 1:
+            return per_tree[0]
+        return logsumexp(np.stack(per_tree), axis=0) - math.log(len(per_tree))
 
     def path_cost(self, X):
-        """Vectors one greedy prediction evaluates: the children scored at each step of the
-        path it takes (plus d_e rows of W for the embedding tree)."""
-        labels, _ = self.predict_topk(X, 1)
-        return self._path_cost_by_class[labels[:, 0]]
+        """Vectors one prediction evaluates: greedy (beam 1), the children scored at each
+        step of the path it takes (plus d_e rows of W for the embedding tree), per tree; a
+        wider beam scores the children of up to ``beam`` nodes per level, counted here."""
+        self._check_fitted()
+        X = check_X(X, self.n_features_in_)
+        beam = int(self._p("beam"))
+        if beam == 1:
+            total = np.zeros(X.shape[0])
+            for m in self.trees_:
+                labels, _ = self._member_topk(m, self._inputs(X), X.shape[0], 1, 1)
+                total += m.path_cost[labels[:, 0]]
+            return total
+        inputs = self._inputs(X)
+        Xd, indptr, indices, data, dense = inputs
+        total = np.zeros(X.shape[0])
+        for m in self.trees_:
+            t = m.tree
+            W = _NO_TABLE if m.exact else m.table
+            total += kernels.beam_cost(beam, t.child_ptr, t.children, t.node_label, m.table,
+                                       W, m.bias, self.n_features_in_, m.mask, Xd, indptr,
+                                       indices, data, dense, X.shape[0], m.V,
+                                       self.embedding_dim > 0, t.max_arity, self._score_code)
+        return total
 
+    # -- memory ------------------------------------------------------------------------
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         self._validate_params()
+        shape = defaults.DataShape(int(n_samples), int(n_features), nnz / max(n_samples, 1),
+                                   int(n_classes), nnz <= defaults.SPARSE_DATA_SHARE
+                                   * n_samples * n_features, 1.0)
+        saved = getattr(self, "_resolved", None)
+        self._resolved = self._resolve(shape)
+        try:
+            return self._estimate(n_samples, n_features, nnz, n_classes)
+        finally:
+            if saved is None:
+                del self._resolved
+            else:
+                self._resolved = saved
+
+    def _estimate(self, n_samples, n_features, nnz, n_classes):
         self._check_solver()
         branching = self._branching(n_classes)
-        n_nodes, depth = structure_size(n_classes, branching)
+        n_trees = int(self._p("n_trees"))
+        if self._p("structure") == "kmeans_unbalanced":
+            # at most 2K nodes (every internal node has >= 2 children); the depth limit
+            depth = int(self._p("max_depth") or math.ceil(math.log2(max(n_classes, 2))))
+            n_nodes = 2 * n_classes
+        else:
+            n_nodes, depth = structure_size(n_classes, branching)
         depth = max(depth, 1)
         rows = self.embedding_dim or n_nodes
         pairs = min(float(nnz) * (self.embedding_dim or branching * depth),
                     float(n_nodes) * n_features)
-        if self.solver == "liblinear":
+        if self._p("solver") == "liblinear":
             total = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes, branching,
-                                         depth, pairs)
+                                         depth, pairs, n_trees)
         else:
-            total = table_bytes(rows, n_features, self.bits, pairs, copies=2)
-        total += 64 * n_nodes + 16 * n_classes + 8 * n_samples  # structure, order
-        total += 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
-        if self.structure != "random":
+            total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
+        total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure
+        total += n_trees * 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
+        if self._p("normalize"):
+            total += 8 * nnz + 16 * n_samples  # the unit-row copy of X
+        if self._p("structure") != "random":
             # class means (dense data: projected to 64 dims; sparse: CSR, <= nnz entries, and
             # the centres); the root split's K x b similarities, their sort and copy
             total += max(8 * n_classes * 64 * 3, 48 * nnz) + 3 * 8 * n_classes * branching
-        if self.structure == "confusion":
+        if self._p("structure") == "confusion":
             from xcbench.api import make_method
 
             ova = make_method("ova", max_iter=int(self.confusion_iter))
@@ -308,44 +542,86 @@ class LabelTree(Method):
                 8 * n_classes * n_features * 4
         return int(total)
 
-    def _node_fit_bytes(self, n_samples, n_features, nnz, n_nodes, branching, depth, pairs):
+    def _node_fit_bytes(self, n_samples, n_features, nnz, n_nodes, branching, depth, pairs,
+                        n_trees=1):
         """``solver="liblinear"``'s weights and node problems (class docstring)."""
-        if self.bits == "csr":  # collected per row, then packed by node: 16 bytes each
-            total = 2 * 16 * kept_weights_estimate(pairs, nnz, depth, branching, self.prune,
-                                                   self.loss)
+        loss, prune = self._p("loss"), float(self._p("prune"))
+        if self._p("bits") == "csr":  # collected per row, then packed by node: 16 bytes each
+            kept = kept_weights_estimate(pairs, nnz, depth, branching, prune, loss)
+            total = 16 * kept * (n_trees + 1)  # every tree's store + one being packed
         else:
-            total = table_bytes(n_nodes, n_features, self.bits, pairs)
+            total = n_trees * table_bytes(n_nodes, n_features, self._p("bits"), pairs)
         total += 56 * nnz + 40 * n_samples
-        # the root's coefficients: LIBLINEAR's and scikit-learn's m x (active features)
+        # the widest node's coefficients: LIBLINEAR's and a copy, m x (active features)
         total += 2 * 8 * branching * min(nnz, n_features)
-        if self.loss == "independent":  # Crammer-Singer: per (row, class) dual variables
+        if loss == "independent":  # Crammer-Singer: per (row, class) dual variables
             total += 16 * n_samples * branching
-        else:  # multinomial L-BFGS: ~16 vectors over the root's classes x active features
+        elif loss == "softmax":  # multinomial L-BFGS: ~16 vectors over classes x features
             total += 8 * branching * (16 * min(nnz, n_features) + 4 * n_samples)
+        else:  # one-vs-rest: one binary problem's dual variables at a time
+            total += 16 * n_samples
         return total
 
     def stats(self):
         self._check_fitted()
+        n_params = weight_bytes = 0
+        forest = self.__dict__.get("forest_")
+        for m in self.trees_:
+            weights = m.table[3] if m.exact else m.table
+            n_params += (0 if forest else weights.size) + m.bias.size
+            n_params += m.V.size if self.embedding_dim else 0
+            if not forest:
+                weight_bytes += (sum(a.nbytes for a in m.table) if m.exact else weights.nbytes)
+            weight_bytes += m.bias.nbytes + m.V.nbytes + m.tree.nbytes()
+        if forest:  # the weights once, and the forest's own arrays
+            n_params += forest.store[3].size
+            weight_bytes += sum(a.nbytes for a in forest.store) + sum(
+                a.nbytes for a in (forest.roots, forest.child_ptr, forest.children,
+                                   forest.node_label, forest.bias))
         t = self.tree_
         depths = np.diff(t.path_ptr)
-        weights = self.table_[3] if self._exact else self.table_
-        weight_bytes = sum(a.nbytes for a in self.table_) if self._exact else weights.nbytes
+        arity = np.diff(t.child_ptr)[t.node_label < 0]
         return {
-            "n_params": int(weights.size + self.bias_.size
-                            + (self.V_.size if self.embedding_dim else 0)),
-            "bytes": int(weight_bytes + self.bias_.nbytes + self.V_.nbytes + t.nbytes()),
+            "n_params": int(n_params),
+            "bytes": int(weight_bytes),
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),
             "leaves": int(self.n_classes_),
             "internal_nodes": int((t.node_label < 0).sum()),
             "branching": int(self.branching_),
+            "arity_max": int(arity.max()) if arity.size else 0,
+            "arity_mean": float(arity.mean()) if arity.size else 0.0,
+            "n_trees": len(self.trees_),
+            "beam": int(self._p("beam")),
             "hashed_weights": bool(self.mask_ != DIRECT),
-            "weight_layout": ("csr" if self._exact else
+            "weight_layout": ("csr" if self.trees_[0].exact else
                               "direct" if self.mask_ == DIRECT else "hashed"),
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
+            "resolved_params": dict(self.resolved_params_),
             "train_loss_curve": self.loss_curve_,
         }
+
+
+def _first_then_rest(first, labels, scores, k):
+    """Lists whose first entry is ``first``'s (the narrower beam's best) and the rest the
+    other labels of (labels, scores) in order, scores capped at the first's."""
+    n = labels.shape[0]
+    out_l = np.full((n, k), -1, dtype=np.int64)
+    out_s = np.full((n, k), -np.inf)
+    out_l[:, 0], out_s[:, 0] = first[0][:, 0], first[1][:, 0]
+    for i in range(n):
+        rest = [(c, s) for c, s in zip(labels[i], scores[i]) if c >= 0 and c != out_l[i, 0]]
+        for j, (c, s) in enumerate(rest[:k - 1]):
+            out_l[i, j + 1], out_s[i, j + 1] = c, min(s, out_s[i, 0])
+    return out_l, out_s
+
+
+def _unit_rows(X):
+    """X with every nonzero row scaled to unit L2 length (a copy)."""
+    from sklearn.preprocessing import normalize
+
+    return normalize(X, norm="l2", copy=True)
 
 
 class LabelEmbeddingTree(LabelTree):
@@ -365,11 +641,14 @@ class LabelEmbeddingTree(LabelTree):
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, structure="kmeans", branching="sqrt", embedding_dim=100, loss="tree",
-                 epochs=5, lr=0.1, bits="auto", holdout=0.2, confusion_iter=50,
+    def __init__(self, structure="auto", branching="auto", max_depth="auto",
+                 embedding_dim=100, loss="tree", epochs=5, lr=0.1, bits="auto",
+                 n_trees="auto", beam="auto", holdout=0.2, confusion_iter=50,
                  random_state=None):
-        super().__init__(structure=structure, branching=branching, loss=loss, epochs=epochs,
-                         lr=lr, bits=bits, holdout=holdout, confusion_iter=confusion_iter,
+        super().__init__(structure=structure, branching=branching, max_depth=max_depth,
+                         loss=loss, epochs=epochs, lr=lr, solver="sgd", C=1.0, prune=0.0,
+                         bits=bits, normalize=False, n_trees=n_trees, beam=beam,
+                         holdout=holdout, confusion_iter=confusion_iter,
                          random_state=random_state)
         self.embedding_dim = embedding_dim
 
@@ -377,6 +656,6 @@ class LabelEmbeddingTree(LabelTree):
         """W starts random (a zero W gives z = 0 and no gradient for V)."""
         return rng.normal(0.0, 1.0 / math.sqrt(max(self.n_features_in_, 1)), size)
 
-    def _initial_embeddings(self, rng):
-        V = rng.normal(size=(self.tree_.n_nodes, self.embedding_dim))
+    def _initial_embeddings(self, tree, rng):
+        V = rng.normal(size=(tree.n_nodes, self.embedding_dim))
         return V / np.linalg.norm(V, axis=1, keepdims=True)

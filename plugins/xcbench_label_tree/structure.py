@@ -60,25 +60,37 @@ class LabelTreeStructure:
                                       self.node_label, self.path_ptr, self.path_node))
 
 
-def build_structure(n_classes: int, branching: int, split) -> LabelTreeStructure:
+def build_structure(n_classes: int, branching: int, split, max_depth: int | None = None,
+                    ) -> LabelTreeStructure:
     """Split the root's classes recursively with ``split(labels, n_parts) -> list of arrays``
     until every label set is a single class; children of a node with at most ``branching``
-    classes are its classes' leaves."""
+    classes, or at depth ``max_depth - 1`` (root: depth 0), are its classes' leaves, so no
+    leaf is deeper than ``max_depth``. A split into fewer than two parts falls back to a
+    random balanced one (so every split makes progress)."""
     if branching < 2:
         raise ValueError(f"branching must be >= 2, got {branching}")
+    if max_depth is not None and max_depth < 1:
+        raise ValueError(f"max_depth must be >= 1, got {max_depth}")
     sets = [np.arange(n_classes, dtype=np.int64)]
-    parent, kids = [-1], [[]]
+    parent, kids, depth = [-1], [[]], [0]
+    fallback = np.random.default_rng(0)
     node = 0
     while node < len(sets):  # breadth-first: sets grows as nodes are split
         labels = sets[node]
         if len(labels) > 1:
-            parts = ([labels[i:i + 1] for i in range(len(labels))] if len(labels) <= branching
-                     else [p for p in split(labels, branching) if len(p)])
+            last = max_depth is not None and depth[node] >= max_depth - 1
+            if len(labels) <= branching or last:
+                parts = [labels[i:i + 1] for i in range(len(labels))]
+            else:
+                parts = [p for p in split(labels, branching) if len(p)]
+                if len(parts) < 2:
+                    parts = np.array_split(fallback.permutation(labels), branching)
             for part in parts:
                 kids[node].append(len(sets))
                 sets.append(np.asarray(part, dtype=np.int64))
                 parent.append(node)
                 kids.append([])
+                depth.append(depth[node] + 1)
         node += 1
     n = len(sets)
     child_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -236,6 +248,54 @@ def class_embedding(X, y, n_classes: int, rng):
     means = onehot @ X
     means = np.asarray(means.todense() if sp.issparse(means) else means) / counts[:, None]
     return normalize(means)
+
+
+def spherical_kmeans(points: sp.csr_matrix, n_parts: int, rng, max_iter: int = 20,
+                     eps: float = 1e-4, min_size: int = 2) -> list:
+    """Unbalanced spherical k-means of sparse unit rows (Bonsai's clustering of label
+    vectors): centres start at ``n_parts`` random distinct rows; rows go to their most
+    similar centre (cosine), centres become their rows' normalised sums, until the mean
+    similarity gains less than ``eps`` (or ``max_iter`` rounds). Clusters smaller than
+    ``min_size`` are then dissolved, their rows moved to their next most similar cluster,
+    smallest first. Returns the non-empty clusters (row indices); sizes follow the data."""
+    from sklearn.preprocessing import normalize
+
+    n = points.shape[0]
+    if n <= n_parts:
+        return [np.array([i]) for i in range(n)]
+    centres = points[rng.choice(n, n_parts, replace=False)]
+    previous = -2.0
+    similarity = None
+    for _ in range(max_iter):
+        similarity = (points @ centres.T).toarray()
+        assign = similarity.argmax(axis=1)
+        mean = float(similarity[np.arange(n), assign].mean())
+        if mean - previous < eps:
+            break
+        previous = mean
+        member = sp.csr_matrix((np.ones(n), (assign, np.arange(n))), shape=(n_parts, n))
+        centres = normalize(member @ points)
+    sizes = np.bincount(assign, minlength=n_parts)
+    while True:
+        live = np.flatnonzero(sizes > 0)
+        small = live[np.argmin(sizes[live])]
+        if sizes[small] >= min_size or sizes[small] == n:
+            break
+        similarity[:, small] = -np.inf
+        moved = np.flatnonzero(assign == small)
+        assign[moved] = similarity[moved].argmax(axis=1)
+        sizes = np.bincount(assign, minlength=n_parts)
+    return [np.flatnonzero(assign == j) for j in range(n_parts) if sizes[j]]
+
+
+def unbalanced_kmeans_splitter(embedding, rng):
+    """``split``: unbalanced spherical k-means of the classes' sparse unit mean vectors
+    (``spherical_kmeans``): wide nodes whose children's sizes follow the data (Bonsai)."""
+    embedding = sp.csr_matrix(embedding)
+
+    def split(labels, n_parts):
+        return [labels[g] for g in spherical_kmeans(embedding[labels], n_parts, rng)]
+    return split
 
 
 def random_splitter(rng):

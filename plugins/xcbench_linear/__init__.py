@@ -13,6 +13,10 @@ __version__ = "0.1.0"
 __all__ = ["OneVsAll", "Softmax"]
 
 
+#: what `xcbench tune` searches (docs/tuning.md): the L2 strength (inverse)
+C_SEARCH_SPACE = {"C": {"low": 1e-3, "high": 1e2, "log": True}}
+
+
 @xcbench.hookimpl
 def register_methods(register):
     register(MethodSpec(
@@ -20,12 +24,12 @@ def register_methods(register):
         family="flat",
         description="one-vs-all logistic regression (joint L-BFGS), O(K nnz) per prediction",
         factory=OneVsAll,
-        param_grid={"C": [1.0]},
+        search_space=C_SEARCH_SPACE,
     ))
     register(MethodSpec(
         name="softmax",
         family="flat",
         description="multinomial logistic regression (L-BFGS), O(K nnz) per prediction",
         factory=Softmax,
-        param_grid={"C": [1.0]},
+        search_space=C_SEARCH_SPACE,
     ))

@@ -12,14 +12,15 @@ from sklearn.exceptions import NotFittedError
 
 from . import chunked_lbfgs
 from .chunked_lbfgs import fit_chunked_lbfgs
+from .defaults import AUTO_MEMORY_BYTES, DataShape, resolve_flat
 from .scoring import linear_scores, log_normalise_rows
 from xcbench.contract.method import Method, check_labels, check_X, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
 
 _COMMON_CONSTRAINTS = {
-    "C": [Interval(Real, 0, None, closed="neither")],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "tol": [Interval(Real, 0, None, closed="left")],
     "random_state": ["random_state"],
 }
@@ -34,6 +35,7 @@ class _LinearClassifier(Method):
     """
 
     _sigmoid = False  # normalise sigmoid(s) (one-vs-all) rather than softmax(s)
+    _FULL_ITER = 100  # max_iter="auto" away from the largest problems (defaults.py)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -46,6 +48,9 @@ class _LinearClassifier(Method):
         self.classes_ = np.unique(y)
         self._index_of = np.full(self.n_classes_, -1, dtype=np.int64)  # label -> seen index
         self._index_of[self.classes_] = np.arange(len(self.classes_))
+        shape = DataShape(X.shape[0], X.nnz if hasattr(X, "nnz") else X.size,
+                          len(self.classes_), X.shape[1])
+        self.resolved_params_ = resolve_flat(self.get_params(), shape, self._FULL_ITER)
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
             weights, intercept = np.zeros((X.shape[1], 1)), np.zeros(1)
         else:
@@ -64,6 +69,10 @@ class _LinearClassifier(Method):
     def coef_(self):
         """The weights as (K_seen, D), a view of ``weights_``."""
         return self.weights_.T
+
+    def _param(self, name):
+        """A parameter's value in this fit (``"auto"`` resolved)."""
+        return self.resolved_params_.get(name, getattr(self, name))
 
     def _train(self, X, y):  # pragma: no cover - abstract
         """Return (W^T (D, K_seen), intercept (K_seen,)) for the classes in ``classes_``."""
@@ -137,7 +146,9 @@ def _bytes_of_labels(n_samples: int) -> int:
 class Softmax(_LinearClassifier):
     """Multinomial logistic regression, L2-regularised.
 
-    Parameters: ``C`` inverse regularisation strength, ``max_iter``, ``tol``, ``solver``:
+    Parameters: ``C`` inverse regularisation strength (``"auto"``: 1, or 1000 when there are
+    more training rows than weights, see ``defaults.py``), ``max_iter`` (``"auto"``: 100, or 20
+    on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
     ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
     over row chunks, memory bounded; see ``chunked_lbfgs``), or ``"auto"`` (default):
@@ -152,7 +163,7 @@ class Softmax(_LinearClassifier):
     ``8 (1.5 nK + 7 P) + 64 n``. Prediction scores ``2^22 / K`` rows at a time.
     """
 
-    AUTO_MEMORY_BYTES = 2 * 1024**3
+    AUTO_MEMORY_BYTES = AUTO_MEMORY_BYTES
     _SKLEARN_COST = {"lbfgs": (3.0, 52.0), "newton-cg": (5.0, 14.0), "sag": (1.5, 7.0),
                      "saga": (1.5, 7.0)}  # doubles per (n K, P), see the class docstring
 
@@ -161,7 +172,7 @@ class Softmax(_LinearClassifier):
         "solver": [StrOptions({"auto", "chunked-lbfgs", *_SKLEARN_COST})],
     }
 
-    def __init__(self, C=1.0, max_iter=100, tol=1e-4, solver="auto", random_state=None):
+    def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="auto", random_state=None):
         self.C = C
         self.max_iter = max_iter
         self.tol = tol
@@ -169,10 +180,9 @@ class Softmax(_LinearClassifier):
         self.random_state = random_state
 
     def _resolved_solver(self, n_samples: int, n_classes: int) -> str:
-        if self.solver != "auto":
-            return self.solver
-        too_big = n_samples * n_classes * 8 > self.AUTO_MEMORY_BYTES
-        return "chunked-lbfgs" if too_big else "lbfgs"
+        shape = DataShape(n_samples, 0, n_classes)
+        return resolve_flat({"solver": self.solver}, shape, self._FULL_ITER).get(
+            "solver", self.solver)
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         """Upper estimate of fit's peak bytes beyond X (formulas in the class docstring)."""
@@ -186,13 +196,14 @@ class Softmax(_LinearClassifier):
                    + 32 * n_samples)
 
     def _train(self, X, y):
-        solver = self._resolved_solver(X.shape[0], len(self.classes_))
+        solver, max_iter = self._param("solver"), int(self._param("max_iter"))
+        C = float(self._param("C"))
         if solver == "chunked-lbfgs":
             weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                      "softmax", C=self.C,
-                                                      max_iter=self.max_iter, tol=self.tol)
+                                                      "softmax", C=C, max_iter=max_iter,
+                                                      tol=self.tol)
             return weights, intercept
-        model = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
+        model = LogisticRegression(C=C, max_iter=max_iter, tol=self.tol,
                                    solver=solver, random_state=self.random_state)
         model.fit(X, y)
         if len(self.classes_) == 2:  # sklearn stores one row for two classes
@@ -205,7 +216,9 @@ class OneVsAll(_LinearClassifier):
     """One binary logistic regression per class.
 
     p(y|x) is each class's sigmoid normalised over the classes (as scikit-learn's
-    ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C``, ``max_iter``, ``tol``,
+    ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C`` (as ``Softmax``),
+    ``max_iter`` (``"auto"``:
+    200, or 20 on the largest problems, see ``defaults.py``), ``tol``,
     ``solver``: ``"joint-lbfgs"`` (default: all K problems as one L-BFGS problem, see
     ``chunked_lbfgs``) or a scikit-learn LogisticRegression solver (``"liblinear"``,
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"``, ``"saga"``) run once per class through
@@ -221,6 +234,7 @@ class OneVsAll(_LinearClassifier):
     """
 
     _sigmoid = True
+    _FULL_ITER = 200
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "solver": [StrOptions({"joint-lbfgs", "lbfgs", "liblinear", "newton-cg", "sag",
@@ -228,7 +242,7 @@ class OneVsAll(_LinearClassifier):
         "n_jobs": [None, Integral],
     }
 
-    def __init__(self, C=1.0, max_iter=200, tol=1e-4, solver="joint-lbfgs", n_jobs=1,
+    def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="joint-lbfgs", n_jobs=1,
                  random_state=None):
         self.C = C
         self.max_iter = max_iter
@@ -250,12 +264,12 @@ class OneVsAll(_LinearClassifier):
                    + jobs * per_problem)
 
     def _train(self, X, y):
+        max_iter, C = int(self._param("max_iter")), float(self._param("C"))
         if self.solver == "joint-lbfgs":
             weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                      "ova", C=self.C, max_iter=self.max_iter,
-                                                      tol=self.tol)
+                                                      "ova", C=C, max_iter=max_iter, tol=self.tol)
             return weights, intercept
-        binary = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol,
+        binary = LogisticRegression(C=C, max_iter=max_iter, tol=self.tol,
                                     solver=self.solver, random_state=self.random_state)
         model = OneVsRestClassifier(binary, n_jobs=self.n_jobs).fit(X, y)
         coef = np.vstack([est.coef_ for est in model.estimators_])

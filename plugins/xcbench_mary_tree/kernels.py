@@ -223,3 +223,63 @@ def decode_topk(k, n_classes, child_ptr, children, child_row, table, bias, n_fea
                 size = _heap_push(keys, vals, size, logp + buf[q], children[child_ptr[node] + q])
         cost[i] = scored
     return labels, scores
+
+
+@_jit
+def _offer(keys, vals, size, width, key, val):
+    """Keep the ``width`` largest keys in unsorted arrays: append while there is room, else
+    replace the smallest kept key if ``key`` beats it. Returns the new size."""
+    if size < width:
+        keys[size], vals[size] = key, val
+        return size + 1
+    low = 0
+    for t in range(1, size):
+        if keys[t] < keys[low]:
+            low = t
+    if key > keys[low]:
+        keys[low], vals[low] = key, val
+    return size
+
+
+@_jit
+def decode_beam(k, width, n_classes, child_ptr, children, child_row, table, bias, n_features,
+                mask, Xd, indptr, indices, data, dense, n_rows, max_arity, cost):
+    """Top-k labels and log-probabilities per row by beam search: the beam holds the
+    ``width`` (>= k) most probable partial paths; each round expands every internal node in
+    it (leaves stay), and it stops when the beam holds leaves only; their best k are the
+    answer. Dummy leaves (labels >= K) never enter the beam. A beam at least as wide as the
+    number of leaves keeps every path: the exact top k. ``cost[i]`` gets the children
+    scored for row i."""
+    labels = np.full((n_rows, k), -1, dtype=np.int64)
+    scores = np.full((n_rows, k), -np.inf)
+    buf = np.empty(max_arity)
+    beam_lp, beam_item = np.empty(width), np.empty(width, dtype=np.int64)
+    next_lp, next_item = np.empty(width), np.empty(width, dtype=np.int64)
+    for i in range(n_rows):
+        beam_lp[0], beam_item[0] = 0.0, 0
+        size, scored, expanded = 1, 0, True
+        while expanded:
+            expanded = False
+            n_next = 0
+            for t in range(size):
+                node, logp = beam_item[t], beam_lp[t]
+                if node < 0:
+                    n_next = _offer(next_lp, next_item, n_next, width, logp, node)
+                    continue
+                expanded = True
+                m = child_logprobs(node, child_ptr, child_row, table, bias, n_features, mask,
+                                   Xd, indptr, indices, data, i, dense, buf)
+                scored += m
+                for q in range(m):
+                    child = children[child_ptr[node] + q]
+                    if child < 0 and -child - 1 >= n_classes:
+                        continue  # a dummy leaf
+                    n_next = _offer(next_lp, next_item, n_next, width, logp + buf[q], child)
+            size = n_next
+            beam_lp[:size], beam_item[:size] = next_lp[:size], next_item[:size]
+        order = np.argsort(-beam_lp[:size], kind="stable")
+        for j in range(min(k, size)):
+            labels[i, j] = -beam_item[order[j]] - 1
+            scores[i, j] = beam_lp[order[j]]
+        cost[i] = scored
+    return labels, scores

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +18,7 @@ from xcbench.tree.node_softmax import path_log_proba
 from xcbench.tree.weights import DIRECT, gather_rows, table_bytes, table_layout
 
 from . import kernels
+from .defaults import AUTO, DataShape, resolve
 from .represent import LearnedMap, map_bytes
 from .tree import NodeLabelStats, TreeBuilder
 
@@ -26,10 +28,18 @@ class MaryTree(Method):
     AdaGrad ascent along each label's path while AssignLabels periodically rebuilds which
     labels sit under which child (from the statistics every node gathers).
 
+    Parameters marked "auto" below are resolved at fit time from the training data
+    (``defaults.resolve``; the values used are in ``resolved_params_``): a learned
+    representation (word ids: "embedding"; sparse rows of at most 4 nonzeros: "linear") comes
+    with a wide, shallow tree and the language-model schedule, the identity with the paper's
+    classification setting.
+
     Parameters
     ----------
-    arity : M, children per node (the paper: 5 or 20 for classification, 65 for LM).
-    max_depth : "auto" (depth-constrained tree, D = ceil(log_M K) + 1), an int D, or None
+    arity : M, children per node (the paper: 5 or 20 for classification, 65 for LM); "auto":
+        5 with the identity, ceil(sqrt(K)) with a learned representation.
+    max_depth : "auto" (depth-constrained tree, D = ceil(log_M K) + 1 with the identity,
+        ceil(log_M K) with a learned representation), an int D, or None
         (unconstrained well-formed tree, labels padded to K' = 1 mod (M - 1)).
     objective : "density" (ascend log p of the target child) or "classification" (ascend p).
     tree : "learned" (AssignLabels ``assign_per_epoch`` times per epoch's worth of rows while
@@ -38,21 +48,29 @@ class MaryTree(Method):
         label counts + 1, the paper's other control; ``max_depth=None`` pads it with
         zero-weight dummies so every node is full, "auto" does not cap its depth, an int D
         refuses a deeper Huffman tree).
-    epochs, lr : passes and step size.
-    tree_epochs : how long the tree is learned (``tree="learned"``), in epochs: "auto" (the
-        paper's first half of training, rounded up to whole epochs: ceil(epochs / 2)) or a
-        number (e.g. 0.5: the first half of the first epoch); the rest trains on the fixed tree.
+    epochs, lr : passes and step size; "auto": 5 and 0.1 with the identity, 2 and 0.07
+        with a learned representation.
+    tree_epochs : how long the tree is learned (``tree="learned"``), in epochs: "auto" (with
+        the identity the paper's first half of training, rounded up to whole epochs:
+        ceil(epochs / 2); with a learned representation 0.25) or a number (e.g. 0.5: the
+        first half of the first epoch); the rest trains on the fixed tree.
     learner : "adagrad" (the paper's language-model learner) or "sgd" (plain steps of ``lr``
         times the gradient, as fastText; usually with ``lr_decay="linear"``).
     lr_decay : "none" (``lr`` throughout) or "linear": after the tree is fixed (from the start
         for "random" and "huffman", after ``tree_epochs`` for "learned") the step size falls
         linearly to 0 at the end of training, as the paper's classification runs and fastText do.
-    decoder : query-time: "exact" (best-first branch and bound, exact top-k) or "greedy".
+    decoder : query-time: "exact" (best-first branch and bound, exact top-k), "greedy"
+        (descent to the most probable child; one label) or "beam" (beam search of width
+        max(k, ``beam``); top-k from the beam's leaves).
+    beam : query-time width of the "beam" decoder (Bonsai's and Parabel's default, 10).
     representation : what the node softmaxes score: "identity" (x itself), "linear" (r = A x,
         A a learned d_r x D map) or "embedding" (X holds word ids, one column per context
         position, as ``ptb-words``; r = sum of learned position-tagged d_r-dim embeddings).
         Learned maps are trained jointly by backpropagating the path objective (same AdaGrad).
-    d_r : width of a learned representation (ignored by "identity").
+        "auto": "embedding" when X is at most 8 dense columns of non-negative integers
+        reaching 16 or more, "linear" when X is sparse with at most 4 nonzeros per row on
+        average, else "identity".
+    d_r : width of a learned representation (ignored by "identity"); "auto": 200.
     bits : weight table layout (``xcbench.tree.weights``): "auto", an int, or None (dense);
         applies to the node weights and to a learned map's table.
 
@@ -65,27 +83,28 @@ class MaryTree(Method):
     """
 
     _parameter_constraints = {
-        "arity": [Interval(Integral, 2, None, closed="left")],
+        "arity": [Interval(Integral, 2, None, closed="left"), StrOptions({AUTO})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "objective": [StrOptions({"density", "classification"})],
         "tree": [StrOptions({"learned", "random", "huffman"})],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "epochs": [Interval(Integral, 1, None, closed="left"), StrOptions({AUTO})],
+        "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({AUTO})],
         "lr_decay": [StrOptions({"none", "linear"})],
         "learner": [StrOptions({"adagrad", "sgd"})],
         "assign_per_epoch": [Interval(Integral, 1, None, closed="left")],
         "tree_epochs": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "decoder": [StrOptions({"exact", "greedy"})],
-        "representation": [StrOptions({"identity", "linear", "embedding"})],
-        "d_r": [Interval(Integral, 1, None, closed="left")],
+        "decoder": [StrOptions({"exact", "greedy", "beam"})],
+        "beam": [Interval(Integral, 1, None, closed="left")],
+        "representation": [StrOptions({"identity", "linear", "embedding", AUTO})],
+        "d_r": [Interval(Integral, 1, None, closed="left"), StrOptions({AUTO})],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, arity=5, max_depth="auto", objective="density", tree="learned",
-                 epochs=5, lr=0.1, lr_decay="none", learner="adagrad",
-                 assign_per_epoch=50, tree_epochs="auto", decoder="exact",
-                 representation="identity", d_r=100, bits="auto", random_state=None):
+    def __init__(self, arity="auto", max_depth="auto", objective="density", tree="learned",
+                 epochs="auto", lr="auto", lr_decay="none", learner="adagrad",
+                 assign_per_epoch=50, tree_epochs="auto", decoder="exact", beam=10,
+                 representation="auto", d_r="auto", bits="auto", random_state=None):
         self.arity = arity
         self.max_depth = max_depth
         self.objective = objective
@@ -97,15 +116,17 @@ class MaryTree(Method):
         self.assign_per_epoch = assign_per_epoch
         self.tree_epochs = tree_epochs
         self.decoder = decoder
+        self.beam = beam
         self.representation = representation
         self.d_r = d_r
         self.bits = bits
         self.random_state = random_state
 
-    def _depth(self, n_classes):
-        if self.max_depth == "auto":
-            return max(1, math.ceil(math.log(max(n_classes, 2), self.arity))) + 1
-        return self.max_depth
+    def _settings(self, shape: DataShape) -> SimpleNamespace:
+        """Every parameter, the ``"auto"`` ones resolved for data of this shape
+        (``defaults.resolve``)."""
+        params = self.get_params()
+        return SimpleNamespace(**{**params, **resolve(params, shape)})
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -113,25 +134,27 @@ class MaryTree(Method):
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         if X.shape[0] == 0:
             raise ValueError("X has no rows: the tree needs training examples")
-        depth = self._depth(self.n_classes_)
-        if depth is not None and self.arity ** depth < self.n_classes_:
-            raise ValueError(f"max_depth={depth} holds at most {self.arity ** depth} labels "
-                             f"with arity {self.arity}, fewer than K={self.n_classes_}")
+        self.resolved_params_ = resolve(self.get_params(), DataShape.of(X, self.n_classes_))
+        s = SimpleNamespace(**{**self.get_params(), **self.resolved_params_})
+        depth = s.max_depth
+        if depth is not None and s.arity ** depth < self.n_classes_:
+            raise ValueError(f"max_depth={depth} holds at most {s.arity ** depth} labels "
+                             f"with arity {s.arity}, fewer than K={self.n_classes_}")
         rng = np.random.default_rng(self.random_state)
-        M = self.M_ = int(self.arity)
+        M = self.M_ = int(s.arity)
         self.n_features_in_ = X.shape[1]
         builder = TreeBuilder(self.n_classes_, M, depth, rng)
         stats = NodeLabelStats(builder.n_labels, M)
         self.tree_ = self._initial_tree(builder, stats, y)
         rows = builder.max_nodes * M
         nnz = X.nnz if sp.issparse(X) else X.size
-        if self.representation == "identity":
+        if s.representation == "identity":
             self.rep_, width = None, X.shape[1]
             touched = float(nnz) * M * (self.tree_.depth + 1)
             Xd, indptr, indices, data, dense = kernel_input(X)
         else:
-            self.rep_ = LearnedMap.create(self.representation, X, int(self.d_r), self.bits, rng)
-            width = int(self.d_r)
+            self.rep_ = LearnedMap.create(s.representation, X, int(s.d_r), self.bits, rng)
+            width = int(s.d_r)
             touched = float(rows) * width
             rep_acc = np.full(self.rep_.table.size, 1e-8)
             Xd, indptr, indices, data, dense = self.rep_.inputs(X)
@@ -141,11 +164,11 @@ class MaryTree(Method):
         acc, bias_acc = np.full(size, 1e-8), np.full(rows, 1e-8)
         self.loss_curve_, self.rebuilds_ = [], 0
         n_rows = X.shape[0]
-        learn_rows = self._learn_rows(n_rows)
-        step_size = self._step_schedule(n_rows, learn_rows)
+        learn_rows = self._learn_rows(n_rows, s)
+        step_size = self._step_schedule(n_rows, learn_rows, s)
         adagrad = self.learner == "adagrad"
         done = 0
-        for epoch in range(int(self.epochs)):
+        for epoch in range(int(s.epochs)):
             order = rng.permutation(n_rows).astype(np.int64)
             nll = 0.0
             for chunk, rebuild in self._chunks(order, learn_rows - done):
@@ -195,13 +218,12 @@ class MaryTree(Method):
         new_id[used] = np.arange(used.size)
         t.child_row = np.where(t.child_row >= 0, new_id[t.child_row], -1)
 
-    def _learn_rows(self, n_rows):
-        """Training rows (counted over all epochs) during which the tree is learned."""
+    def _learn_rows(self, n_rows, s):
+        """Training rows (counted over all epochs) during which the tree is learned
+        (``s``: the resolved settings)."""
         if self.tree != "learned":
             return 0
-        if self.tree_epochs == "auto":
-            return math.ceil(self.epochs / 2) * n_rows
-        epochs = min(float(self.tree_epochs), float(self.epochs))
+        epochs = min(float(s.tree_epochs), float(s.epochs))
         return max(1, round(epochs * n_rows)) if epochs > 0 else 0  # a tiny share: >= 1 row
 
     def _chunks(self, order, learn_left):
@@ -217,10 +239,10 @@ class MaryTree(Method):
         if learn < n:
             yield order[learn:], False
 
-    def _step_schedule(self, n_rows, learn_rows):
+    def _step_schedule(self, n_rows, learn_rows, s):
         """Step size after ``s`` examples: ``lr``, or with ``lr_decay="linear"`` falling
         linearly to 0 from the end of tree learning (``learn_rows``) to the end of training."""
-        lr, total, start = float(self.lr), int(self.epochs) * n_rows, learn_rows
+        lr, total, start = float(s.lr), int(s.epochs) * n_rows, learn_rows
         if self.lr_decay == "none" or total <= start:
             return lambda s: lr
         return lambda s: lr if s <= start else lr * (total - s) / (total - start)
@@ -284,10 +306,16 @@ class MaryTree(Method):
         cost = np.zeros(n)
         for start, stop, (Xd, indptr, indices, data, dense) in self._node_inputs(X):
             part = cost[start:stop]
-            labels[start:stop], scores[start:stop] = kernels.decode_topk(
-                int(k), self.n_classes_, t.child_ptr, t.children, t.child_row,
-                self.table_, self.bias_, self.width_, self.mask_, Xd, indptr, indices, data,
-                dense, stop - start, t.max_arity, self.decoder == "greedy", part)
+            weights = (t.child_ptr, t.children, t.child_row, self.table_, self.bias_,
+                       self.width_, self.mask_, Xd, indptr, indices, data, dense, stop - start,
+                       t.max_arity)
+            if self.decoder == "beam":
+                width = max(int(k), int(self.beam))
+                labels[start:stop], scores[start:stop] = kernels.decode_beam(
+                    int(k), width, self.n_classes_, *weights, part)
+            else:
+                labels[start:stop], scores[start:stop] = kernels.decode_topk(
+                    int(k), self.n_classes_, *weights, self.decoder == "greedy", part)
         if self.rep_ is not None:
             cost += self.rep_.cost
         return labels, scores, cost
@@ -316,21 +344,24 @@ class MaryTree(Method):
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         """Node weights and AdaGrad sums, a learned map's table (an embedding's vocabulary is
-        at most the number of ids, nnz; "auto" hashes any table past 256 MB), statistics."""
-        M = int(self.arity)
-        depth = self._depth(n_classes) or max(1, math.ceil(math.log(max(n_classes, 2), M))) + 1
+        at most the number of ids, nnz; "auto" hashes any table past 256 MB), statistics;
+        the ``"auto"`` parameters resolved from the sizes alone."""
+        self._validate_params()
+        s = self._settings(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
+        M = int(s.arity)
+        depth = s.max_depth or max(1, math.ceil(math.log(max(n_classes, 2), M))) + 1
         rows = (2 * (n_classes + M) + 2) * M
-        if self.representation == "identity":
+        if s.representation == "identity":
             weights = table_bytes(rows, n_features, self.bits, float(nnz) * M * (depth + 1),
                                   copies=2)
         else:
-            d_r = int(self.d_r)
-            inputs = n_features * max(int(nnz), 1) if self.representation == "embedding" \
+            d_r = int(s.d_r)
+            inputs = n_features * max(int(nnz), 1) if s.representation == "embedding" \
                 else n_features
             weights = (table_bytes(rows, d_r, self.bits, float(rows) * d_r, copies=2)
                        + map_bytes(d_r, inputs, nnz, self.bits) * 3 // 2  # + freeze's copy
                        + 16 * int(nnz) + 8 * self._CHUNK * d_r)  # one-hot ids, a chunk's r
-        weights += min(self._COMPACT_LIMIT, 8 * rows * (int(self.d_r) if self.representation
+        weights += min(self._COMPACT_LIMIT, 8 * rows * (int(s.d_r) if s.representation
                                                         != "identity" else n_features))
         steps = n_classes * depth
         stats = 3 * 8 * (M + 2) * 4 * steps  # store (labels move: ~4 K x depth) + merge copies
@@ -358,4 +389,5 @@ class MaryTree(Method):
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
             "train_nll_curve": self.loss_curve_,
+            "resolved_params": dict(getattr(self, "resolved_params_", {})),
         }

@@ -42,6 +42,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
+from .defaults import DataShape, resolve_lomtree
 from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
@@ -70,7 +71,7 @@ class LOMTree(Method):
     """
 
     _parameter_constraints = {
-        "max_internal": [Interval(Integral, 1, None, closed="left"), None],
+        "max_internal": [Interval(Integral, 1, None, closed="left"), None, StrOptions({"auto"})],
         "swap_resistance": [Interval(Real, 0, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "loss": [StrOptions(set(LOSSES))],
@@ -81,7 +82,7 @@ class LOMTree(Method):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, max_internal=None, swap_resistance=4.0, lr=1.0, loss="absolute",
+    def __init__(self, max_internal="auto", swap_resistance=4.0, lr=1.0, loss="absolute",
                  passes="auto", normalize=True, update="vw", bits="auto", random_state=None):
         self.max_internal = max_internal
         self.swap_resistance = swap_resistance
@@ -94,7 +95,9 @@ class LOMTree(Method):
         self.random_state = random_state
 
     def _n_internal(self, n_classes):
-        return int(self.max_internal) if self.max_internal is not None else max(n_classes - 1, 1)
+        shape = DataShape(0, 0, 0, n_classes, False)  # the rule reads K only
+        return int(resolve_lomtree(self.get_params(), shape).get("max_internal",
+                                                                 self.max_internal))
 
     def _layout(self, n_nodes, n_features, nnz, n_classes):
         touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
@@ -158,6 +161,7 @@ class LOMTree(Method):
                 kernels.leaf_top1(stats.parts, parent, leaf, top1)
                 schedule.report(float(np.mean(top1 != y[rows])))
         self.passes_done_ = schedule.passes_done
+        self.resolved_params_ = self._resolved(X, K, schedule.passes_done)
         used = int(state[1])
         self.n_internal_, self.n_swaps_ = int(state[0]), int(state[2])
         self.left_, self.right_, self.parent_ = left[:used], right[:used], parent[:used]
@@ -167,6 +171,17 @@ class LOMTree(Method):
         self.label_stats_ = stats
         self._leaf_tables()
         return self
+
+    def _resolved(self, X, n_classes, passes_done) -> dict:
+        """The value of every ``"auto"`` parameter (``None`` for max_internal) in this fit:
+        the shape rule's, and the passes made and the weight store chosen while training
+        (bits: an int for a hashed table, "direct" for one row per node)."""
+        out = resolve_lomtree(self.get_params(), DataShape.of(X, n_classes))
+        if self.passes == "auto":
+            out["passes"] = int(passes_done)
+        if self.bits == "auto":
+            out["bits"] = "direct" if self.mask_ < 0 else int(self.mask_).bit_length()
+        return out
 
     def _leaf_tables(self):
         """Per node: the node whose label counts it predicts with (its own, or the nearest

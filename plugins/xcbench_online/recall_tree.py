@@ -33,14 +33,15 @@ under AdaGrad on letter (25.4% vs 33.3% top-1 error with biases only, one experi
 makes each candidate read d + 1 rows, so a prediction's work grows like log^2 K, and a
 training step does about 8x VW's weight updates on aloi27d (see
 reports/online-trees-vs-vw: ``node_only=True``, the class row plus the stop node's row,
-trains faster than VW but is 7-8 points less accurate on the ALOI sets). An empty
+trains faster than VW but is 7-8 points less accurate on the ALOI sets; it is the default
+on sparse input only, ``node_only="auto"``, see ``defaults.py``). Every ``"auto"`` parameter
+is resolved at fit into ``resolved_params_`` (docs/methods/online-trees.md). An empty
 candidate set falls back to the parent's (VW would answer the invalid label 0). Scores are
 margins, not probabilities: ``log_proba`` raises NotImplementedError, so no perplexity is
 reported.
 """
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -54,6 +55,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import recall_tree_kernels as kernels
+from .defaults import DataShape, resolve_recall_tree
 from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "logistic": 1}
@@ -66,6 +68,7 @@ AUTO_BITS = 24  # "auto" hashes each table into at most 2^24 slots (256 MB while
 # tree.
 SCORER_DTYPE = np.float32
 
+_AUTO = StrOptions({"auto"})
 _NO_STORE = (np.zeros((0, 0)), np.zeros(0))  # no compact candidate store: score from tables
 
 def _sum_rms(X, scale) -> float:
@@ -146,13 +149,13 @@ class RecallTree(Method):
     """
 
     _parameter_constraints = {
-        "max_candidates": [Interval(Integral, 1, None, closed="left"), None],
-        "max_depth": [Interval(Integral, 1, 30, closed="both"), None],
+        "max_candidates": [Interval(Integral, 1, None, closed="left"), None, _AUTO],
+        "max_depth": [Interval(Integral, 1, 30, closed="both"), None, _AUTO],
         "bern_hyper": [Interval(Real, 0, None, closed="left")],
         "randomized_routing": ["boolean"],
-        "node_only": ["boolean"],
-        "lr": [Interval(Real, 0, None, closed="neither"), None],
-        "router_lr": [Interval(Real, 0, None, closed="neither"), None],
+        "node_only": ["boolean", _AUTO],
+        "lr": [Interval(Real, 0, None, closed="neither"), None, _AUTO],
+        "router_lr": [Interval(Real, 0, None, closed="neither"), None, _AUTO],
         "update": [StrOptions({"adagrad", "vw"})],
         "loss": [StrOptions(set(LOSSES))],
         "passes": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -162,8 +165,8 @@ class RecallTree(Method):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, max_candidates=None, max_depth=None, bern_hyper=1.0,
-                 randomized_routing=False, node_only=False, lr=None, router_lr=None,
+    def __init__(self, max_candidates="auto", max_depth="auto", bern_hyper=1.0,
+                 randomized_routing=False, node_only="auto", lr="auto", router_lr="auto",
                  loss="logistic", update="adagrad", passes="auto", bits="auto", normalize=True,
                  candidate_store="auto", random_state=None):
         self.max_candidates = max_candidates
@@ -183,9 +186,12 @@ class RecallTree(Method):
 
     def _shape(self, n_classes):
         """(max_candidates, max_depth) with VW's defaults filled in."""
-        log2k = max(1, math.ceil(math.log2(max(n_classes, 2))))
-        return (int(self.max_candidates or min(n_classes, 4 * log2k)),
-                int(self.max_depth or log2k))
+        p = self._resolve(DataShape(0, 0, 0, n_classes, False))  # these rules read K only
+        return int(p["max_candidates"]), int(p["max_depth"])
+
+    def _resolve(self, shape: DataShape) -> dict:
+        """Every parameter's value for data of ``shape``: ``"auto"`` ones by the rule."""
+        return {**self.get_params(), **resolve_recall_tree(self.get_params(), shape)}
 
     def _layouts(self, n_samples, n_features, nnz, n_classes):
         """(size, mask) of the router, scorer and path tables. The path table has a row per
@@ -224,7 +230,10 @@ class RecallTree(Method):
         X = check_X(X)
         y, K = check_labels(y, X.shape[0], n_classes)
         self.n_classes_, self.n_features_in_ = K, X.shape[1]
-        self.max_candidates_, self.max_depth_ = self._shape(K)
+        self.resolved_params_ = resolve_recall_tree(self.get_params(), DataShape.of(X, K))
+        p = {**self.get_params(), **self.resolved_params_}
+        self.max_candidates_, self.max_depth_ = int(p["max_candidates"]), int(p["max_depth"])
+        self.node_only_, self.lr_ = bool(p["node_only"]), float(p["lr"])
         M, d = self.max_candidates_, self.max_depth_
         self.n_nodes_ = n_nodes = 2 ** (d + 1) - 1
         self.n_internal_ = 2 ** d - 1
@@ -250,7 +259,7 @@ class RecallTree(Method):
         scale = self.normalize and self.update == "adagrad"  # VW's update normalizes itself
         self.feature_scale_ = feature_scale(X) if scale else np.ones(X.shape[1])
         Xd, indptr, indices, data, dense = kernel_input(X)
-        self.router_lr_ = self._router_lr(X)
+        self.router_lr_ = self._router_lr(X, float(p["router_lr"]))
         schedule = PassSchedule(X.shape[0], self.passes, rng)
         for order in schedule:
             t = 0
@@ -261,7 +270,7 @@ class RecallTree(Method):
                     cand_cnt, self.cand_n_, self.topsum_, tuple(tables), path.cap,
                     self.layout_, self.feature_scale_, Xd, indptr, indices, data, dense,
                     float(self.bern_hyper), bool(self.randomized_routing),
-                    bool(self.node_only), self._lr(), LOSSES[self.loss], d,
+                    self.node_only_, self.lr_, LOSSES[self.loss], d,
                     seed, gd_router, gd_scorer, self.router_lr_)
                 if t < len(order):
                     need = int(stats.meta[0]) + d + 3
@@ -273,6 +282,12 @@ class RecallTree(Method):
                 schedule.report(self._holdout_error(schedule.holdout, y, stats, tables, Xd,
                                                     indptr, indices, data, dense))
         self.passes_done_ = schedule.passes_done
+        if self.passes == "auto":
+            self.resolved_params_["passes"] = int(schedule.passes_done)
+        if self.bits == "auto":
+            self.resolved_params_["bits"] = {
+                name: "direct" if mask == DIRECT else int(mask).bit_length()
+                for name, mask in zip(("routers", "scorers", "path"), (m_r, m_s, m_p))}
         _grow_keeping_ids(stats, 0, shrink=True)
         self.label_stats_ = stats  # per-node label counts; entry ids index the path rows
         self.total_ = stats.node_f  # column 0: examples counted at each node
@@ -286,18 +301,13 @@ class RecallTree(Method):
             self._build_candidate_store()
         return self
 
-    def _lr(self) -> float:
-        """``lr``, or its default: 1 with VW's update (VW's demos), 0.5 with AdaGrad."""
-        return float(self.lr) if self.lr is not None else (1.0 if self.update == "vw" else 0.5)
-
-    def _router_lr(self, X) -> float:
+    def _router_lr(self, X, base: float) -> float:
         """The routers' step size: with AdaGrad ``router_lr`` (default 2) / (1 + sum over
         features of the rms of x_f * feature_scale_f), which keeps a router's output step per
         example about the same whatever the number and scale of active features; with VW's
-        update (normalized itself) ``router_lr`` or ``lr``."""
+        update (normalized itself) ``router_lr`` (default ``lr``)."""
         if self.update == "vw":
-            return float(self.router_lr) if self.router_lr is not None else self._lr()
-        base = float(self.router_lr) if self.router_lr is not None else 2.0
+            return base
         return base / (1.0 + _sum_rms(X, self.feature_scale_))
 
     def _holdout_error(self, rows, y, stats, tables, Xd, indptr, indices, data, dense):
@@ -309,7 +319,7 @@ class RecallTree(Method):
                         self.cand_, self.cand_n_, tables[0][:, 0], tables[1][:, 0],
                         tables[2][:, 0], np.zeros(0, dtype=np.int64), *_NO_STORE, self.layout_,
                         self.feature_scale_, *sub, dense,
-                        float(self.bern_hyper), bool(self.node_only), labels,
+                        float(self.bern_hyper), self.node_only_, labels,
                         np.empty((n, 1)), np.empty(n))
         return float(np.mean(labels[:, 0] != y[rows]))
 
@@ -332,7 +342,7 @@ class RecallTree(Method):
         kernels.build_candidate_store(self.cand_, self.cand_n_, self.cand_start_,
                                       self.label_stats_.parts,
                                       self.scorer_w_, self.path_w_, self.layout_,
-                                      self.feature_scale_, bool(self.node_only), self.cand_w_,
+                                      self.feature_scale_, self.node_only_, self.cand_w_,
                                       self.cand_b_)
         self.scorer_w_ = self.path_w_ = np.zeros(0)
 
@@ -351,7 +361,7 @@ class RecallTree(Method):
                         self.cand_, self.cand_n_, self.router_w_, self.scorer_w_, self.path_w_,
                         self.cand_start_, *store, self.layout_, self.feature_scale_, Xd,
                         indptr, indices, data, dense, float(self.bern_hyper),
-                        bool(self.node_only), labels, scores, cost)
+                        self.node_only_, labels, scores, cost)
         return labels, scores, cost
 
     def predict_topk(self, X, k=1):

@@ -22,6 +22,14 @@ example reached). Such rows get label -1 and score -inf in ``predict_topk`` (the
 padding, so they count as errors, never as class 0), and ``stats()["no_prediction_rows"]``
 counts them among the rows the fit checks: VW's holdout rows, or up to
 ``NO_PREDICTION_SAMPLE`` training rows when there is no holdout.
+
+Prediction leaves the weights alone, but VW's workspace counts the examples it has seen
+(``weighted_examples`` and the like in its saved-model header), so the saved model bytes
+(``stats()["bytes"]`` content, a pickle) differ after ``predict_topk`` while every prediction
+stays identical. The conformance purity check compares the workspace's Python attributes,
+not VW's native state, so it does not see these counters; ``tests/test_peers.py`` pins that
+only a few header bytes change and that a model saved before and after predicting
+predicts the same.
 """
 from __future__ import annotations
 
@@ -258,7 +266,9 @@ class VWRecallTree(_VWMethod):
         return self.max_depth
 
     def _options(self):
-        opts = f"--recall_tree {self.n_classes_} --loss_function logistic"
+        # VW's recall tree trains no scorer for a single label and then answers "no label"
+        # for every row; K = 1 is given to VW as 2 labels, the second never seen
+        opts = f"--recall_tree {max(self.n_classes_, 2)} --loss_function logistic"
         opts += f" --bern_hyper {float(self.bern_hyper)}"
         if self.max_candidates:
             opts += f" --max_candidates {int(self.max_candidates)}"

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.contract.method import Method, check_labels, check_X
 
+from .defaults import DataShape, resolve_ast
 from .init import INITS, initial_tree
 from .model import SHARED_CONSTRAINTS, TreeInference
 from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
@@ -45,9 +46,13 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     - regular step: ``global_iter`` TAO passes over the whole tree.
 
     Stops when a stage expands no leaf or after ``max_stages``. The paper leaves these
-    choices open; the defaults here are ours. Shared TAO parameters as in ``st``: ``alpha``,
-    ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``, ``leaf_solver``, ``decision_solver``,
-    ``monotone``, ``prune``, ``n_jobs``, ``random_state``, ``verbose``.
+    choices open; the defaults here are ours: ``depth0``, ``k0``, ``init``, ``initial_iter``,
+    ``global_iter``, ``max_stages`` and ``alpha`` are ``"auto"``, a rule on the data's shape
+    (``defaults.resolve_ast``, docs/methods/softmax-tree.md) resolved at fit into
+    ``resolved_params_``; ``k0=None`` is ceil(K / 2^depth0). Shared TAO parameters as in
+    ``st``: ``alpha``, ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``,
+    ``leaf_solver``, ``decision_solver``, ``monotone``, ``prune``, ``n_jobs``,
+    ``random_state``, ``verbose``.
 
     Storage and fit memory as ``st`` (CSR weights, column-compressed node problems), with
     depth the final depth (bounded by depth0 + max_stages x expand_depth) and k = k0 in the
@@ -57,24 +62,26 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
 
     _parameter_constraints = {
         **SHARED_CONSTRAINTS,
-        "depth0": [Interval(Integral, 0, 30, closed="both")],
-        "k0": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": [*SHARED_CONSTRAINTS["alpha"], StrOptions({"auto"})],
+        "depth0": [Interval(Integral, 0, 30, closed="both"), StrOptions({"auto"})],
+        "k0": [Interval(Integral, 1, None, closed="left"), None, StrOptions({"auto"})],
         "contraction": [Interval(Real, 0, 1, closed="neither")],
         "tolerance": [Interval(Real, 0, None, closed="left")],
         "expand_depth": [Interval(Integral, 1, 10, closed="both")],
-        "init": [StrOptions(set(INITS))],
+        "init": [StrOptions({*INITS, "auto"})],
         "expand_init": [StrOptions(set(INITS))],
         "expand_iter": [Interval(Integral, 0, None, closed="left")],
-        "initial_iter": [Interval(Integral, 0, None, closed="left")],
-        "global_iter": [Interval(Integral, 0, None, closed="left")],
-        "max_stages": [Interval(Integral, 0, None, closed="left")],
+        "initial_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "global_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "max_stages": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "min_leaf_classes": [Interval(Integral, 1, None, closed="left")],
         "accept_error": [StrOptions(set(ACCEPT_ERRORS))],
     }
 
-    def __init__(self, depth0=2, k0=None, contraction=0.6, tolerance=1.0, expand_depth=1,
-                 init="random", expand_init="cluster", expand_iter=5, initial_iter=10, global_iter=5, max_stages=8,
-                 min_leaf_classes=2, accept_error="01", alpha=1.0, loss="01", beta=100.0,
+    def __init__(self, depth0="auto", k0="auto", contraction=0.6, tolerance=1.0,
+                 expand_depth=1, init="auto", expand_init="cluster", expand_iter=5,
+                 initial_iter="auto", global_iter="auto", max_stages="auto",
+                 min_leaf_classes=2, accept_error="01", alpha="auto", loss="01", beta=100.0,
                  leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
                  leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
@@ -104,10 +111,18 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _resolve(self, shape: DataShape) -> dict:
+        """Every parameter's value for data of ``shape``: ``"auto"`` ones by the rule, and
+        ``k0=None`` as ceil(K / 2^depth0)."""
+        p = {**self.get_params(), **resolve_ast(self.get_params(), shape)}
+        if p["k0"] is None:
+            p["k0"] = math.ceil(shape.n_classes / 2 ** int(p["depth0"]))
+        return p
+
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
-        depth = int(self.depth0) + int(self.max_stages) * int(self.expand_depth)
-        k0 = int(self.k0 or math.ceil(n_classes / 2 ** int(self.depth0)))
-        return self._fit_memory(n_samples, n_features, nnz, n_classes, k0, depth)
+        p = self._resolve(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
+        depth = int(p["depth0"]) + int(p["max_stages"]) * int(self.expand_depth)
+        return self._fit_memory(n_samples, n_features, nnz, n_classes, int(p["k0"]), depth)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -121,15 +136,17 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         if not 0 < float(self.contraction) < 1:
             raise ValueError(f"contraction must be in (0, 1), got {self.contraction}")
         self.n_features_in_ = X.shape[1]
+        p = self._resolve(DataShape.of(X, self.n_classes_))
+        self.resolved_params_ = {name: p[name] for name, value in self.get_params().items()
+                                 if value == "auto" or (name == "k0" and value is None)}
         rng = np.random.default_rng(self.random_state)
-        k0 = int(self.k0 or math.ceil(self.n_classes_ / 2 ** int(self.depth0)))
-        prob = self._tao_problem(X, kernel_input(X), y, k0)
+        prob = self._tao_problem(X, kernel_input(X), y, int(p["k0"]), alpha=p["alpha"])
         start = time.perf_counter()
         self.objective_curve_, self.stages_ = [], []
         with threadpool_limits(1):
-            tree, paths = initial_tree(self.init, X, y, int(self.depth0), self.n_classes_, rng)
-            self._tao_passes(tree, prob, self.initial_iter, paths)
-            for stage in range(int(self.max_stages)):
+            tree, paths = initial_tree(p["init"], X, y, int(p["depth0"]), self.n_classes_, rng)
+            self._tao_passes(tree, prob, p["initial_iter"], paths)
+            for stage in range(int(p["max_stages"])):
                 clock = time.perf_counter()
                 expanded = self._expand(tree, prob, rng)
                 prob.seconds["expansion"] += time.perf_counter() - clock
@@ -140,7 +157,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
                           f"{tree.max_depth()} ({time.perf_counter() - start:.1f} s)")
                 if not expanded:
                     break
-                self._tao_passes(tree, prob, self.global_iter)
+                self._tao_passes(tree, prob, p["global_iter"])
             self._finish(tree, prob, y)
         return self
 

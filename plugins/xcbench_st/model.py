@@ -1,7 +1,6 @@
 """Softmax tree (``st``): a complete oblique tree with k-class softmax leaves, trained by TAO."""
 from __future__ import annotations
 
-import math
 import sys
 import time
 from numbers import Integral, Real
@@ -18,6 +17,7 @@ from . import kernels
 from .init import INITS, initial_tree
 from .memory import fit_memory
 from .alpha_search import choose_alpha, search_memory
+from .defaults import DataShape, resolve_solver, resolve_st
 from .prune import prune
 from .tao import LOSSES, TAOProblem, objective, tao_pass
 
@@ -36,14 +36,6 @@ SHARED_CONSTRAINTS = {
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
-
-
-def resolve_solver(solver: str, sparse: bool) -> str:
-    """``"auto"``: the compiled FISTA (``"prox"``) on CSR input, whose node problems have many
-    columns, and L-BFGS-B on dense input (the earlier default, kept for dense results)."""
-    if solver != "auto":
-        return solver
-    return "prox" if sparse else "lbfgs-b"
 
 
 class TreeInference:
@@ -163,29 +155,18 @@ class TreeInference:
             print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
 
 
-MIN_AUTO_DEPTH = 8  # the paper's PTB depth for k = 50; every shipped dataset with K <= 12,800
-
-
-def auto_depth(n_classes: int, k: int) -> int:
-    """``depth="auto"``: the smallest depth >= MIN_AUTO_DEPTH whose 2^depth leaves of k classes
-    can hold every class (k 2^depth >= K, the condition the adaptive-softmax-tree paper states
-    and the softmax-tree paper's text runs follow: ODP, K = 105,033, used k = 300 and depth 9).
-    A fixed depth 8 with k = 50 has 12,800 leaf slots, so at K = 1e5 most classes could not be
-    predicted at all; K <= 12,800 keeps depth 8."""
-    return int(min(30, max(MIN_AUTO_DEPTH, math.ceil(math.log2(max(n_classes, 1) / k)))))
-
-
 class SoftmaxTree(TreeInference, Method):
     """Softmax tree trained by TAO (Zharmagambetov, Gabidolla & Carreira-Perpinan 2021).
 
-    Build parameters: ``k`` classes per leaf, ``depth`` (Delta) of the initial complete tree
-    (default ``"auto"``: 8, deeper only when K > k 2^8, see ``auto_depth``; the choice is
-    ``depth_``),
-    ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1; default ``"auto"``:
-    picked from ``AUTO_ALPHAS`` on a 10% validation split, as the paper did, see
-    ``alpha_search.py``; the choice is ``alpha_``), ``n_iter`` TAO
+    Build parameters: ``k`` classes per leaf, ``depth`` (Delta) of the initial complete tree,
+    ``alpha`` (l1 strength, sum-of-losses scale as in the paper's eq. 1; ``"search"``: picked
+    from ``AUTO_ALPHAS`` on a 10% validation split, as the paper did, see
+    ``alpha_search.py``), ``n_iter`` TAO
     passes, ``loss`` (``"01"`` default, ``"ce-beta"`` = ST+ with ``beta``, ``"ce-drop"``),
-    ``init`` (``"random"`` or ``"cluster"``: the paper's Algorithm 2, ST dagger),
+    ``init`` (``"random"`` or ``"cluster"``: the paper's Algorithm 2, ST dagger).
+    ``depth``, ``alpha``, ``n_iter`` and ``init`` default to ``"auto"``: a rule on the
+    data's shape (``defaults.resolve_st``; docs/methods/softmax-tree.md), resolved at fit
+    into ``resolved_params_`` (and ``depth_``, ``alpha_``). Further:
     ``leaf_max_iter`` / ``node_max_iter`` (solver iterations per node problem and pass,
     warm-started), ``leaf_solver`` (``"lbfgs-b"`` or scikit-learn ``"saga"``, the paper's),
     ``decision_solver`` (``"lbfgs-b"`` or ``"liblinear"``, the paper's; see solvers.py for
@@ -208,16 +189,16 @@ class SoftmaxTree(TreeInference, Method):
 
     _parameter_constraints = {
         **SHARED_CONSTRAINTS,
-        "alpha": [*SHARED_CONSTRAINTS["alpha"], StrOptions({"auto"})],
+        "alpha": [*SHARED_CONSTRAINTS["alpha"], StrOptions({"auto", "search"})],
         "k": [Interval(Integral, 1, None, closed="left")],
         "depth": [Interval(Integral, 0, 30, closed="both"), StrOptions({"auto"})],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "init": [StrOptions(set(INITS))],
+        "n_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "init": [StrOptions({*INITS, "auto"})],
     }
 
-    def __init__(self, k=50, depth="auto", alpha="auto", n_iter=20, loss="01", beta=100.0,
-                 init="random", leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
-                 leaf_solver="auto",
+    def __init__(self, k=50, depth="auto", alpha="auto", n_iter="auto", loss="01",
+                 beta=100.0, init="auto", leaf_max_iter=20, node_max_iter=50,
+                 decision_solver="auto", leaf_solver="auto",
                  monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
         self.k = k
         self.depth = depth
@@ -236,35 +217,41 @@ class SoftmaxTree(TreeInference, Method):
         self.random_state = random_state
         self.verbose = verbose
 
-    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
-        fit = self._fit_memory(n_samples, n_features, nnz, n_classes, int(self.k),
-                               self._depth(n_classes))
-        return fit + (search_memory(n_samples, n_features, nnz) if self.alpha == "auto" else 0)
+    def _resolve(self, shape: DataShape) -> dict:
+        """Every parameter's value for data of ``shape``: ``"auto"`` ones by the rule."""
+        return {**self.get_params(), **resolve_st(self.get_params(), shape)}
 
-    def _depth(self, n_classes) -> int:
-        """``depth``, or for ``"auto"`` the paper's rule (see ``auto_depth``)."""
-        return auto_depth(n_classes, int(self.k)) if self.depth == "auto" else int(self.depth)
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        p = self._resolve(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
+        fit = self._fit_memory(n_samples, n_features, nnz, n_classes, int(p["k"]),
+                               int(p["depth"]))
+        search = self.alpha == "search"
+        return fit + (search_memory(n_samples, n_features, nnz) if search else 0)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
         X = check_X(X)
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         self.n_features_in_ = X.shape[1]
+        self.resolved_params_ = resolve_st(self.get_params(), DataShape.of(X, self.n_classes_))
+        p = {**self.get_params(), **self.resolved_params_}
         clock = time.perf_counter()
         self.alpha_, self.alpha_validation_error_ = (
-            choose_alpha(self, X, y) if self.alpha == "auto" else (float(self.alpha), {}))
+            choose_alpha(self, X, y) if self.alpha == "search" else (float(p["alpha"]), {}))
+        if self.alpha == "search":
+            self.resolved_params_["alpha"] = self.alpha_
         search_seconds = time.perf_counter() - clock
         rng = np.random.default_rng(self.random_state)
         # float32 X stays float32
-        prob = self._tao_problem(X, kernel_input(X), y, int(self.k), self.alpha_)
+        prob = self._tao_problem(X, kernel_input(X), y, int(p["k"]), self.alpha_)
         prob.seconds["alpha_search"] = search_seconds
         start = time.perf_counter()
         with threadpool_limits(1):  # parallelism is across nodes (n_jobs), not inside BLAS
-            self.depth_ = self._depth(self.n_classes_)
-            tree, paths = initial_tree(self.init, X, y, self.depth_, self.n_classes_, rng)
+            self.depth_ = int(p["depth"])
+            tree, paths = initial_tree(p["init"], X, y, self.depth_, self.n_classes_, rng)
             prob.seconds["init"] += time.perf_counter() - start
             self.objective_curve_ = []
-            self._tao_passes(tree, prob, self.n_iter, paths, start=start)
+            self._tao_passes(tree, prob, int(p["n_iter"]), paths, start=start)
             self._finish(tree, prob, y)
         return self
 

@@ -10,7 +10,7 @@ rounds=${2:-2}
 shift $(( $# > 1 ? 2 : 1 ))
 variants=("${@:-local dask2}")
 [ $# -eq 0 ] && variants=(local dask2)
-grid=(--methods ova,softmax,lomtree,hsm --dataset letter --seeds 0,1,2,3 --no-report --quiet)
+grid=(--suite "$(dirname "$0")/suite.toml" --no-report --quiet)  # 4 methods x 4 seeds on letter
 for round in $(seq 1 "$rounds"); do
   for variant in "${variants[@]}"; do
     extra=()

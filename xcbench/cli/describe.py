@@ -76,7 +76,19 @@ def describe_method(spec, full_doc: bool = False) -> str:
     lines += ["", "sweep with --param METHOD:NAME=V1,V2 (several --param are crossed; "
                   "A+B=a1+b1,a2+b2 sweeps A and B together):",
               f"  {sweep_example(spec, params)}"]
-    return "\n".join(lines)
+    return "\n".join(lines + _search_space_lines(spec))
+
+
+def _search_space_lines(spec) -> list[str]:
+    """What ``xcbench tune`` searches for ``spec``'s method (docs/tuning.md)."""
+    from ..contract.search_space import entry_text
+
+    if not spec.search_space:
+        return ["", "search space of xcbench tune: none declared"]
+    width = max(len(name) for name in spec.search_space) + 1
+    return ["", f"search space of xcbench tune (xcbench tune {spec.name} --dataset D):",
+            *(f"  {name + ':':<{width}}  {entry_text(entry)}"
+              for name, entry in spec.search_space.items())]
 
 
 def _wrap(text: str, indent: str, width: int = 92) -> list[str]:

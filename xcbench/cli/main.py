@@ -6,9 +6,9 @@ import sys
 import warnings
 
 from ..store import compare, export
-from . import check, describe, listing, plot, report, run
+from . import check, describe, listing, plot, report, run, tune
 from .common import add_common
-from .exit_codes import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
+from .exit_codes import EXIT_CODES, EXIT_INTERRUPTED, EXIT_NOT_STORED, EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_parser(sub, add_common)
     compare.add_parser(sub, add_common)
     check.add_parser(sub, add_common)
+    tune.add_parser(sub)
     return parser
 
 
@@ -54,6 +55,11 @@ def main(argv=None) -> int:
               "complete the rest", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one clear line; the traceback with --debug
+        from ..store.results import StoreWriteError
+
+        if isinstance(exc, StoreWriteError) and not args.debug:
+            print(f"xcbench: error: {exc.strerror}", file=sys.stderr)
+            return EXIT_NOT_STORED
         if args.debug or not _is_input_error(exc):
             raise
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

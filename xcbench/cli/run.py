@@ -36,10 +36,19 @@ def _run_options(args):
 
 def cmd_run(args) -> int:
     from ..run.plan import parse_param_overrides
-    from ..report import write_report
-    from ..report.summary import run_summary
+    from ..run.resume import parse_retry
     from ..run.runner import execute_plan
+    from ..tune.params_file import merge_params_files
 
+    retry = parse_retry(args.retry)
+    if retry and not args.resume:
+        raise ValueError("--retry re-runs stored cells of a results folder: use it with "
+                         "--resume")
+    command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if args.suite:
+        return _run_suite(args, retry, command)
+    if args.only or args.dry_run:
+        raise ValueError("--only and --dry-run work on a suite: use them with --suite")
     methods, datasets = split(args.methods), split(args.dataset)
     try:
         seeds = [int(s) for s in split(args.seeds)]
@@ -47,20 +56,100 @@ def cmd_run(args) -> int:
         raise ValueError(f"--seeds {args.seeds!r}: expected integers, e.g. --seeds 0,1,2") \
             from None
     options = _run_options(args)
-    command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     outcome = execute_plan(methods, datasets, seeds, out=args.out,
-                           param_overrides=parse_param_overrides(args.param), options=options,
+                           param_overrides=merge_params_files(
+                               args.params_file, parse_param_overrides(args.param)),
+                           options=options,
                            resume=args.resume, data_dir=args.data_dir,
                            progress=not args.quiet, command=command, executor=args.executor,
-                           scheduler=args.scheduler, workers=args.workers)
+                           scheduler=args.scheduler, workers=args.workers, retry=retry)
+    return _finish(args, outcome, args.out)
+
+
+#: flags a suite sets itself (with --suite they are refused rather than silently ignored);
+#: --timeout and --memory-limit may override the suite's, as they change no measurement
+_SUITE_FLAGS = {"methods": "--methods", "dataset": "--dataset", "seeds": "--seeds",
+                "param": "--param", "threads": "--threads", "fit_threads": "--fit-threads",
+                "latency_calls": "--latency-calls"}
+
+
+def _run_suite(args, retry, command) -> int:
+    """``xcbench run --suite FILE|NAME [--only NAMES]``: every run of the suite, into the
+    suite's ``out`` unless --out is given; the report with the suite's title and columns."""
+    from ..run.suites import load_suite
+    from ..run.suites.execute import execute_suite
+
+    given = [flag for name, flag in _SUITE_FLAGS.items()
+             if getattr(args, name) != args.defaults[name]]
+    if given:
+        raise ValueError(f"--suite sets the plan and its run options; {', '.join(given)} "
+                         "cannot be combined with it (edit the suite file, or use --only)")
+    overrides = {"isolate": not args.in_process}
+    if args.timeout != args.defaults["timeout"]:
+        overrides["timeout"] = args.timeout
+    if args.memory_limit:
+        from ..run.memory import parse_size
+
+        overrides["memory_limit"] = parse_size(args.memory_limit)
+    suite = load_suite(args.suite)
+    if args.only:
+        suite = suite.only(args.only)
+    out = args.out if args.out != args.defaults["out"] else (suite.out or args.out)
+    if args.dry_run:
+        return _print_plan(suite, out)
+    outcome = execute_suite(suite, out, progress=not args.quiet, command=command,
+                            option_overrides=overrides,
+                            resume=args.resume, data_dir=args.data_dir,
+                            executor=args.executor, scheduler=args.scheduler,
+                            workers=args.workers, retry=retry)
+    print(f"suite {suite.name}: {len(suite.runs)} run(s) in "
+          f"{outcome.wall_seconds / 60:.1f} min (expected: {suite.expected_wall or 'not stated'})")
+    return _finish(args, outcome, out, title=suite.report.get("title"),
+                   columns=suite.report.get("columns"))
+
+
+def _print_plan(suite, out) -> int:
+    """``--dry-run``: each run's cells and measurements, and how the plan matches the
+    records already in ``out`` (any code)."""
+    from pathlib import Path
+
+    from ..run.suites.spec import plan_vs_records, suite_cells
+    from ..store.results import ResultStore
+
+    planned = suite_cells(suite)
+    for run in suite.runs:
+        cells = [c for r, c in planned if r is run]
+        print(f"{run.label}: {len(cells)} cell(s), "
+              f"{sum(len(c.run_params()) for c in cells)} measurement(s)")
+    total = sum(len(c.run_params()) for _, c in planned)
+    print(f"suite {suite.name}: {len(planned)} cell(s), {total} measurement(s); expected "
+          f"wall time: {suite.expected_wall or 'not stated'}")
+    if (Path(out) / "results.jsonl").exists():
+        missing, extra = plan_vs_records(suite, ResultStore(out).latest())
+        print(f"{out}: {total - len(missing)} of the {total} planned measurement(s) have a "
+              f"record (any code); {len(extra)} record(s) there are not in the suite")
+    return EXIT_OK
+
+
+def _finish(args, outcome, out, title=None, columns=None) -> int:
+    """Print the summary of a finished run, write the report; the exit code."""
+    from ..report import write_report
+    from ..report.summary import run_summary
+
     records = outcome.records
     failed = outcome.failed()
+    if outcome.taken:
+        print(f"{len(outcome.taken)} cell(s) skipped: another run into {args.out} is measuring "
+              f"them (e.g. {outcome.taken[0]}); rerun with --resume once it is done to report "
+              "them all")
     print(run_summary(records, outcome.reused))
-    print(f"{len(records)} run(s) recorded in {args.out}/results.jsonl"
+    if outcome.resume_note:
+        print(outcome.resume_note)
+    print(f"{len(records)} run(s) recorded in {out}/results.jsonl"
           + (f", {len(outcome.reused)} kept from before" if outcome.reused else "")
           + (f"; {len(failed)} did not finish ok" if failed else ""))
     if not args.no_report and (records or outcome.reused):
-        paths = write_report(args.out)
+        paths = write_report(out, **({"title": title} if title else {}), columns=columns)
         print(f"report: {paths['markdown']}" + (f" and {paths['html']}" if paths["html"] else ""))
     return EXIT_CELL_FAILED if failed else EXIT_OK
 
@@ -84,6 +173,10 @@ def add_parser(sub) -> None:
                      help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
                           "sweep several together with +, e.g. --param st:k+depth=50+8,100+7; "
                           "`xcbench describe METHOD` lists a method's parameters")
+    run.add_argument("--params-file", action="append", metavar="FILE",
+                     help="fixed parameters of one method from a JSON file, as `xcbench tune` "
+                          "writes (OUT/best-METHOD.json; repeatable, one file per method); "
+                          "a --param of the same name wins")
     run.add_argument("--timeout", type=float, default=1800,
                      help="seconds before a run is stopped and recorded as timeout (default 1800)")
     run.add_argument("--threads", type=int, default=1,
@@ -96,8 +189,21 @@ def add_parser(sub) -> None:
                      help="memory one run may use, e.g. 4G or 512M, at least 64M (default: 70%% of the "
                           "available RAM); a run whose method estimates more is recorded as "
                           "refused, one that exceeds it as an error")
+    run.add_argument("--suite", default=None, metavar="FILE|NAME",
+                     help="run a suite file (TOML: methods, parameter grids, datasets, seeds, "
+                          "run options; docs/suites.md) or a named suite: quick, standard, "
+                          "scaling")
+    run.add_argument("--only", default=None, metavar="METHOD|DATASET[,...]",
+                     help="with --suite: only the cells of these methods and/or datasets")
+    run.add_argument("--dry-run", action="store_true",
+                     help="with --suite: check the suite, print its runs' cells and how many "
+                          "already have a record in OUT; run nothing")
     run.add_argument("--resume", action="store_true",
-                     help="skip cells that already have a record in OUT (re-run only missing)")
+                     help="skip cells that already have a record made by this code in OUT "
+                          "(re-run only missing ones, and those made by other code)")
+    run.add_argument("--retry", default=None, metavar="failed|error|timeout|refused",
+                     help="with --resume: also re-run the stored cells of these statuses "
+                          "(comma-separated; failed = error, timeout and refused)")
     run.add_argument("--in-process", action="store_true",
                      help="run cells in this process (no isolation, no timeout; for debugging)")
     run.add_argument("--executor", choices=["local", "dask"], default="local",
@@ -112,4 +218,4 @@ def add_parser(sub) -> None:
     run.add_argument("--no-report", action="store_true", help="do not write the report")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     add_common(run)
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, defaults={a.dest: a.default for a in run._actions})

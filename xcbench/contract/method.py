@@ -27,6 +27,8 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
   peak bytes ``fit`` needs beyond the data itself, from the problem's shape and the method's
   hyperparameters (callable before ``fit``). The runner refuses a cell whose estimate exceeds
   its memory limit. Optional: the default returns None (unknown).
+- ``resolved_params_``: optional, set by ``fit``: for each ``"auto"`` parameter, the value
+  chosen from the data; the runner stores it and shows it in ``effective_params``.
 """
 from __future__ import annotations
 
@@ -226,6 +228,10 @@ class MethodSpec:
     ``param_grid`` maps parameter names to lists of values the runner sweeps by default.
     ``query_params`` maps query-time parameter names (changed with ``set_params`` after
     fitting, e.g. a decoder) to the values the runner measures on one fitted model.
+    ``search_space`` maps parameter names to what ``xcbench tune`` searches: a range
+    ``{"low": 1e-3, "high": 1e2, "log": True}`` (``"int": True`` for integers) or
+    ``{"choices": [...]}``, optionally ``"when": {"solver": "sgd"}``
+    (``xcbench.contract.search_space``; docs/tuning.md).
     """
 
     name: str
@@ -236,11 +242,15 @@ class MethodSpec:
     param_grid: dict[str, list] = field(default_factory=dict)
     query_params: dict[str, list] = field(default_factory=dict)
     plugin: str = ""
+    search_space: dict[str, dict] = field(default_factory=dict)
 
     def __post_init__(self):
+        from .search_space import check_search_space
+
         if self.family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
         self.validate_params({**self.default_params, **self.param_grid, **self.query_params})
+        check_search_space(self.search_space, self, values=False)
 
     def valid_params(self) -> list[str]:
         """Names of the hyperparameters the factory accepts."""

@@ -2,16 +2,29 @@
 
 Downloads go through pooch: streamed to a temporary name in the target folder, hash checked,
 then renamed, so a failed or mismatched download leaves nothing behind.
+
+A source whose recipe pins no SHA-256 is trusted on first use: the hash of the first file
+used is recorded (``FIRST_SEEN_FILE`` in the processed-data cache), and a later file with
+another hash is refused unless ``XCBENCH_ACCEPT_NEW_SOURCE=1`` is set, which records the new
+hash instead.
 """
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from pathlib import Path
 
 from .dataset import Source
 from .hashmemo import file_sha256, sha256_of
 
 __all__ = ["ChecksumError", "DataError", "fetch", "local_source", "sha256_of", "verify"]
+
+
+#: {source URL or file name: SHA-256} of unpinned sources, as first used
+FIRST_SEEN_FILE = "first-seen-sha256.json"
+#: set to 1 to accept (and record) an unpinned source whose file changed
+ACCEPT_NEW_SOURCE = "XCBENCH_ACCEPT_NEW_SOURCE"
 
 
 class DataError(RuntimeError):
@@ -35,6 +48,37 @@ def verify(path: Path, expected: str | None) -> str:
             f"file there."
         )
     return actual
+
+
+def check_first_seen(source: Source, path: Path, actual: str) -> None:
+    """Record the SHA-256 of an unpinned source the first time it is used; ChecksumError when
+    a later file differs, unless ACCEPT_NEW_SOURCE is set (then the new hash is recorded)."""
+    from .cache import cache_dir
+
+    memo = cache_dir() / FIRST_SEEN_FILE
+    try:
+        seen = json.loads(memo.read_text())
+        seen = seen if isinstance(seen, dict) else {}
+    except (OSError, ValueError):
+        seen = {}
+    key = source.url or source.filename
+    if seen.get(key) == actual:
+        return
+    if key in seen and os.environ.get(ACCEPT_NEW_SOURCE) != "1":
+        raise ChecksumError(
+            f"{path} is not the file first used for {key} (SHA-256 first seen {seen[key]}, now "
+            f"{actual}). Its recipe pins no checksum, so xcbench keeps the first one: put that "
+            f"file back, or if the new one is right, run again with {ACCEPT_NEW_SOURCE}=1 to "
+            f"record it (the hash of the file used is in every run record).")
+    seen[key] = actual
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".first-seen-", dir=memo.parent)
+        with os.fdopen(fd, "w") as f:
+            json.dump(seen, f, indent=1, sort_keys=True)
+        os.replace(tmp, memo)
+    except OSError:  # a read-only cache: nothing recorded, the file is still used
+        pass
 
 
 def local_source(source: Source, data_dir: Path) -> tuple[Source, Path] | None:
@@ -106,5 +150,8 @@ def fetch(source: Source, data_dir: Path, verify_local: bool = True) -> tuple[Pa
                             f"no download URL: place the file at {target} (or point "
                             f"--data-dir / XCBENCH_DATA_DIR at a folder that has it).")
         _download(source, target)
-    return target, (verify(target, source.sha256) if verify_local or not source.sha256
-                    else source.sha256)
+    if source.sha256:
+        return target, verify(target, source.sha256) if verify_local else source.sha256
+    actual = verify(target, None)
+    check_first_seen(source, target, actual)
+    return target, actual

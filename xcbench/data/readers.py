@@ -40,6 +40,25 @@ def open_text(path: str | Path):
     return opener(path, "rt", encoding="utf-8")
 
 
+def _open_binary(path):
+    path = str(path)
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(Path(path).suffix, open)
+    return opener(path, "rb")
+
+
+def not_utf8(path, exc: UnicodeDecodeError | None = None) -> FormatError:
+    """A FormatError naming the first line of ``path`` that is not UTF-8 and its bad byte."""
+    with _open_binary(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                byte = raw[bad.start:bad.start + 1].hex()
+                return FormatError(path, lineno, f"byte 0x{byte} at column {bad.start + 1} is "
+                                                 "not UTF-8 text; save the file as UTF-8")
+    return FormatError(path, None, f"the file is not UTF-8 text ({exc}); save it as UTF-8")
+
+
 def _check_values(path, X, rows_to_lines=None):
     data = X.data if sp.issparse(X) else X
     if data.size and not np.isfinite(data).all():
@@ -111,7 +130,10 @@ def read_svmlight(path, n_features: int | None = None, zero_based: bool = False)
         X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64,
                                   zero_based=zero_based)
     except (ValueError, RuntimeError) as exc:
-        line, problem = _first_bad_svmlight_line(path, zero_based)
+        try:
+            line, problem = _first_bad_svmlight_line(path, zero_based)
+        except UnicodeDecodeError as bad:
+            raise not_utf8(path, bad) from exc
         raise FormatError(path, line, problem or f"unreadable svmlight data ({exc})") from exc
     except (EOFError, OSError) as exc:
         raise FormatError(path, None, f"the file is truncated or corrupt ({exc})") from exc
@@ -162,12 +184,14 @@ def read_xc(path, n_classes: int | None = None):
     return X.tocsr(), y, k
 
 
-def read_vw_multiclass(path, feature_index: dict | None = None, n_classes: int | None = None):
+def read_vw_multiclass(path, feature_index: dict | None = None, n_classes: int | None = None,
+                       unseen: set | None = None):
     """Read Vowpal Wabbit multiclass text (labels 1..K) as (X CSR, y in 0..K-1, feature_index).
 
     Features named by integers keep that index; other names get the next free index from
     ``feature_index`` (pass the training set's dict when reading its test set; names first
-    seen in the test set are dropped). Namespaces are ignored (features are pooled).
+    seen in the test set are dropped, and added to ``unseen`` when given). Namespaces are
+    ignored (features are pooled).
     """
     growing = feature_index is None
     feature_index = {} if feature_index is None else feature_index
@@ -210,6 +234,8 @@ def read_vw_multiclass(path, feature_index: dict | None = None, n_classes: int |
                     elif growing:
                         col = feature_index[name] = len(feature_index)
                     else:
+                        if unseen is not None:
+                            unseen.add(name)
                         continue
                     indices.append(col)
                     values.append(value)
@@ -230,7 +256,11 @@ def read_csv(path, label_column, sep=",", header="infer", drop_columns=()):
 
     try:
         frame = pd.read_csv(path, sep=sep, header=header)
-    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError) as exc:
+    except pd.errors.EmptyDataError as exc:
+        raise FormatError(path, None, "the file is empty (no header, no examples)") from exc
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc) from exc
+    except (pd.errors.ParserError, EOFError, OSError) as exc:
         raise FormatError(path, None, f"unreadable CSV ({exc})") from exc
     if isinstance(label_column, int):
         label_column = frame.columns[label_column]

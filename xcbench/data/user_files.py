@@ -30,7 +30,8 @@ from .cache import cache_dir
 from .dataset import Dataset, DatasetSpec
 from .fetch import DataError
 from .hashmemo import file_sha256
-from .readers import FormatError, open_text, read_csv, read_svmlight, read_vw_multiclass, read_xc
+from .readers import (FormatError, not_utf8, open_text, read_csv, read_svmlight,
+                      read_vw_multiclass, read_xc)
 from .splits import holdout_split
 
 PREFIX = "file:"
@@ -82,7 +83,9 @@ def sniff_format(path: Path) -> str:
     try:
         with open_text(path) as f:
             first = next((line for line in f if line.strip()), "")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc) from exc
+    except (OSError, EOFError) as exc:
         raise FormatError(path, None, f"cannot read the first line ({exc})") from exc
     tokens = first.split()
     if len(tokens) == 3 and all(t.isdigit() for t in tokens):
@@ -129,8 +132,19 @@ def user_file_spec(name: str) -> DatasetSpec:
 
 
 # ----- reading
-def _read(fmt: str, path: Path, feature_index=None):
-    """(X, raw labels, vw feature index) of one file in ``fmt``."""
+def _read(fmt: str, path: Path, feature_index=None, unseen=None):
+    """(X, raw labels, vw feature index) of one file in ``fmt``; FormatError naming the file
+    and line of bytes that are not UTF-8, or saying the file holds no example."""
+    try:
+        X, y, index = _read_format(fmt, path, feature_index, unseen)
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc) from exc
+    if not X.shape[0]:
+        raise FormatError(path, None, "the file holds no example (it is empty or blank)")
+    return X, y, index
+
+
+def _read_format(fmt: str, path: Path, feature_index=None, unseen=None):
     if fmt == "svmlight":
         X, y = read_svmlight(path, zero_based=True)  # shifted later if no file uses index 0
         return X, y, None
@@ -138,7 +152,7 @@ def _read(fmt: str, path: Path, feature_index=None):
         X, y, _ = read_xc(path)
         return X, y, None
     if fmt == "vw":
-        return read_vw_multiclass(path, feature_index)
+        return read_vw_multiclass(path, feature_index, unseen=unseen)
     return (*_read_user_csv(path), None)
 
 
@@ -155,6 +169,8 @@ def _read_user_csv(path: Path):
     is the column named ``label`` (any case) if the header has one, else the first column."""
     with open_text(path) as f:
         first = next((line for line in f if line.strip()), "").rstrip("\n").split(",")
+    if first == [""]:
+        raise FormatError(path, None, "the file is empty (no header, no examples)")
     label = 0
     has_header = any(not _is_number(v) for v in first[1:])
     if has_header:
@@ -177,9 +193,9 @@ def read_parts(fmt: str, paths: list[Path]):
 
     svmlight feature indices count from 1 (LIBSVM) unless a file uses index 0 (as
     scikit-learn's ``dump_svmlight_file`` writes), decided over all the files together."""
-    parts, index = [], None
+    parts, index, unseen = [], None, set()
     for path in paths:
-        X, y, index = _read(fmt, path, index)
+        X, y, index = _read(fmt, path, index, unseen)
         parts.append((X, y))
     if fmt == "svmlight" and not any(X.nnz and X.indices.min() == 0 for X, _ in parts):
         parts = [(X[:, 1:], y) for X, y in parts]  # LIBSVM's 1-based feature indices
@@ -187,7 +203,26 @@ def read_parts(fmt: str, paths: list[Path]):
     if fmt == "csv" and any(X.shape[1] != width for X, _ in parts):
         raise DataError(f"{paths[0]} and {paths[1]} have different numbers of feature columns "
                         f"({parts[0][0].shape[1]} and {parts[1][0].shape[1]}); make them match")
+    if len(parts) == 2:
+        _warn_test_only_features(paths[1], parts[0][0].shape[1], parts[1][0], unseen)
     return [(_widen(X, width), y) for X, y in parts]
+
+
+def _warn_test_only_features(path: Path, train_width: int, X_test, unseen: set) -> None:
+    """Warn when the test file uses features the training file never has: named VW features
+    are dropped; numbered ones are kept, but every training row is 0 there."""
+    if unseen:
+        warnings.warn(f"{path.name}: {len(unseen)} feature name(s) never seen in the training "
+                      f"file (e.g. {sorted(unseen)[0]!r}) are dropped from the test examples",
+                      UserFileWarning, stacklevel=3)
+    if X_test.shape[1] > train_width:
+        extra = X_test[:, train_width:]
+        n_values = int(extra.nnz if sp.issparse(extra) else np.count_nonzero(extra))
+        if n_values:
+            warnings.warn(f"{path.name}: the test file has {X_test.shape[1]} feature columns, "
+                          f"the training file {train_width}; its {n_values} value(s) in the "
+                          "extra columns are 0 in every training row, so no method learns "
+                          "from them", UserFileWarning, stacklevel=3)
 
 
 # ----- splitting and labels

@@ -66,8 +66,12 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
                              title=f"{family}: single-example latency vs K", colours=colours):
             plots.append(path)
             family_plots[family] = path.name
+    from .aggregate import group_rows
+    from .significance import vs_best
+
+    marks = vs_best(group_rows(records), records, store)
     text = markdown_report(records, title=title, command=command, plots=captions,
-                           family_plots=family_plots, columns=columns)
+                           family_plots=family_plots, columns=columns, vs_best=marks)
     md = out / "report.md"
     md.write_text(text, encoding="utf-8")
     html_path = None

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 
+from ..store.provenance import record_code, short_commit
 from .columns import COLUMNS
 from .machines import machine_labeller
 from .params import params_label  # noqa: F401 - re-exported for older imports
@@ -58,5 +59,6 @@ def group_rows(records: list[dict]) -> list[dict]:
                      "effective_params": effective[0] if all(e == effective[0]
                                                              for e in effective) else None,
                      "machine": machine, "n_seeds": len(runs), "values": values,
+                     "commits": sorted({short_commit(record_code(r)) for r in runs}),
                      "latency_spread": latency_spread(runs)})
     return rows

@@ -45,6 +45,7 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
                 progress_listener(phase_board().set_progress):
             _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
                                        n_classes=dataset.n_classes)
+        resolved = resolved_params(method)
         memory = {"rss_before_fit_bytes": before,
                   "fit_peak_rss_bytes": peak_rss() if reset else None,
                   "model_pickle_bytes": _pickled_size(method)}
@@ -61,7 +62,21 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
         sections["timings"]["fit_threads"] = fit_threads
         sections["memory"] = dict(memory)
         sections["warnings"] = messages
+        if resolved:
+            sections["resolved_params"] = dict(resolved)
     return results
+
+
+def resolved_params(method) -> dict | None:
+    """The values a fitted method chose for its ``"auto"`` parameters (its optional
+    ``resolved_params_`` dict: name -> value used), or None when it has none."""
+    resolved = getattr(method, "resolved_params_", None)
+    if resolved is None:
+        return None
+    if not isinstance(resolved, dict):
+        raise TypeError(f"{type(method).__name__}.resolved_params_ must be a dict of "
+                        f"parameter name -> value used, got {type(resolved).__name__}")
+    return resolved
 
 
 def _pickled_size(method) -> int | None:

@@ -5,6 +5,8 @@ cell in a forked child with a timeout and a memory cap (see ``isolation``); this
 appends the records of a finished cell in one write (status ``ok``, ``timeout``,
 ``error`` or ``refused``), with the raw outputs beside them. An interrupted runner writes no
 record for the cell it was running, so ``resume=True`` re-runs exactly the missing ones.
+Runs with ``resume=True`` into one folder at the same time share the cells out: each cell is
+claimed (``store.claims``) before it runs, so it is measured once.
 """
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ from pathlib import Path
 
 from ..contract.plugins import get_method_spec
 from ..data import get_dataset_spec
+from ..store import provenance
+from ..store.claims import CellClaims
 from ..store.results import (RESULTS_FILE, ResultStore, build_record, encode_record,
                              run_key)
 from ..version import __version__
+from .resume import ResumeState
 from .cell import measure_cell
 from .cell_job import CellJob
 from .options import RunOptions
@@ -45,6 +50,12 @@ def check_out_dir(out) -> Path:
         raise ValueError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
     if not os.access(out, os.W_OK):
         raise ValueError(f"--out {out}: the folder is not writable")
+    results = out / RESULTS_FILE
+    if results.exists() and not results.is_file():
+        raise ValueError(f"--out {out}: {results} is not a file (a folder?); the records are "
+                         "appended to that file: move it away or choose another --out")
+    if results.exists() and not os.access(results, os.W_OK):
+        raise ValueError(f"--out {out}: {results} is not writable")
     return out
 
 
@@ -72,6 +83,12 @@ class PlanOutcome:
 
     records: list
     reused: list
+    #: cells skipped because another run held their claim (``resume``), as "method on dataset"
+    taken: list = None
+    resume_note: str | None = None  # what --resume reused and why it re-ran the others
+
+    def __post_init__(self):
+        self.taken = [] if self.taken is None else self.taken
 
     def failed(self) -> list:
         """The records of this plan (new or reused) whose status is not ``ok``."""
@@ -90,13 +107,16 @@ def run_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrid
 def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_overrides=None,
                  options: RunOptions | None = None, resume=False, data_dir=None,
                  progress=True, command: str | None = None, executor: str = "local",
-                 scheduler: str | None = None, workers: int | None = None) -> PlanOutcome:
+                 scheduler: str | None = None, workers: int | None = None,
+                 retry=()) -> PlanOutcome:
     """Run every cell of the plan; return a PlanOutcome.
 
     Everything that can be checked is checked before any cell runs: the output folder, the
     plan, every method's parameter values, the dataset names and the executor options. With
-    ``resume=True`` measurements already stored (any status) are not repeated; a cell stored
-    in part is re-run and only its missing records are added. ``command`` is stored in each
+    ``resume=True`` measurements already stored by the same code (any status, less those in
+    ``retry``, e.g. ``("refused",)``) are not repeated; a cell stored in part is re-run and
+    only its missing records are added (``resume_note`` says what was reused and why the
+    rest was re-run; see ``resume``). ``command`` is stored in each
     record. ``executor`` is ``local`` (one cell at a time here) or ``dask`` (a LocalCluster of
     ``workers`` processes, or the cluster whose scheduler is at ``scheduler``); either way
     the records are appended here, one cell at a time, as cells finish.
@@ -112,7 +132,10 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     out = check_out_dir(out)
     runner = make_executor(executor, scheduler, workers)
     store = ResultStore(out)
-    stored = {r["key"]: r for r in store.records()} if resume else {}
+    code = provenance.code_state()
+    previous = ResumeState(store.records() if resume else [], code, retry)
+    stored = previous.stored
+    claims = CellClaims(store) if resume else None
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
         memory_limit = runner.default_memory_limit(options)
@@ -126,8 +149,14 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                 facts[name] = dataset_facts(dataset)
                 bar.status("data", "")
                 for cell in [c for c in cells if c.dataset == name]:
-                    keys = _cell_keys(cell, dataset.checksum, options)
-                    outcome.reused += [stored[k] for k in keys if k in stored]
+                    keys = _cell_keys(cell, dataset.checksum, options, code)
+                    if claims is not None and _claim(store, claims, keys, stored,
+                                                     previous.retry) == "taken":
+                        outcome.taken.append(f"{cell.method} on {cell.dataset} seed {cell.seed}")
+                        bar.skipped()
+                        continue
+                    outcome.reused += previous.reuse(cell, keys, dataset.checksum,
+                                                     options.keyed(), _plugin(cell))
                     if all(key in stored for key in keys):
                         bar.skipped(cell.method)
                         continue
@@ -140,23 +169,46 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
             with contextlib.closing(runner.run(jobs(), on_status)) as finished:
                 for job, result in finished:
                     new = _outcome_records(store, job, result, facts, dataset_specs, stored,
-                                           command)
+                                           command, code)
                     store.append_many(new)
+                    if claims is not None:
+                        claims.release(_cell_keys(job.cell, job.checksum, options, code)[0])
                     outcome.records += new
                     bar.finished(job.label, job.cell.method, result.wall_seconds,
                                  [one_line(r) for r in new])
         finally:
             bar.close()
+            if claims is not None:
+                claims.release_all()
+            outcome.resume_note = previous.summary()
     return outcome
 
 
-def _cell_keys(cell: Cell, checksum: str, options: RunOptions) -> list[str]:
-    """The record key of each measurement of ``cell`` (independent of the executor)."""
+def _claim(store, claims, keys, stored, retry=()) -> str:
+    """Claim a cell (named by its first key) under the store lock, after reading the records
+    other runs stored meanwhile into ``stored`` (those whose status ``--retry`` re-runs
+    left out): ``"claimed"``, ``"stored"`` or ``"taken"``."""
+    with store.lock():
+        if not all(k in stored for k in keys):
+            stored.update((r["key"], r) for r in store.records()
+                          if r["key"] in keys and r["status"] not in retry)
+        return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
+
+
+def _plugin(cell: Cell) -> str | None:
+    return get_method_spec(cell.method).plugin
+
+
+def _cell_keys(cell: Cell, checksum: str, options: RunOptions, code: dict) -> list[str]:
+    """The record key of each measurement of ``cell`` made by ``code`` (independent of the
+    executor)."""
+    key_code = provenance.key_code(code, _plugin(cell))
     return [run_key(cell.method, p, cell.dataset, checksum, cell.seed, __version__,
-                    options.keyed()) for p in cell.run_params()]
+                    options.keyed(), key_code) for p in cell.run_params()]
 
 
-def _outcome_records(store, job, result, facts, dataset_specs, stored, command) -> list[dict]:
+def _outcome_records(store, job, result, facts, dataset_specs, stored, command,
+                     code) -> list[dict]:
     """The records of a finished job (see :func:`_cell_records`), its raw outputs written."""
     cell, options = job.cell, job.options
     memory_limit = result.memory_limit if result.memory_limit is not None else job.memory_limit
@@ -164,11 +216,11 @@ def _outcome_records(store, job, result, facts, dataset_specs, stored, command) 
                   dataset=facts[cell.dataset], dataset_name=cell.dataset,
                   dataset_description=dataset_specs[cell.dataset].description, seed=cell.seed,
                   started_at=result.started_at, wall_seconds=result.wall_seconds,
-                  environment=result.environment, command=command,
+                  environment=result.environment, command=command, code=code,
                   options={**options.keyed(), "timeout": options.timeout,
                            "memory_limit": memory_limit})
-    return _cell_records(store, cell, _cell_keys(cell, job.checksum, options), result.status,
-                         result.payload, common, options, skip=stored)
+    return _cell_records(store, cell, _cell_keys(cell, job.checksum, options, code),
+                         result.status, result.payload, common, options, skip=stored)
 
 
 def _cell_records(store, cell, keys, status, payload, common, options, skip=()) -> list[dict]:

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 from ..contract.method_params import canonical_params, params_text
 from ..numbers import sig3
+from .compare_stats import (STATISTICS_COLUMNS, cell_statistics, side_differences,
+                            statistics_columns, statistics_markdown)
 from .export import add_output_options, rows_to_csv, stored_records, write_output
+from .provenance import record_code, short_commit
 
 FORMATS = ("markdown", "csv")
 
@@ -154,21 +157,22 @@ def _error_cell(cell: CellComparison, which: str) -> str:
 
 def side_label(out, records: list[dict]) -> str:
     """``OUT (N records; xcbench V at COMMIT; CPU, N CPUs)`` with every distinct
-    version and machine of the records."""
+    version, commit (``+dirty`` with uncommitted changes) and machine of the records."""
     envs = dict.fromkeys(
-        (e.get("xcbench"), (e.get("git_commit") or "")[:7], e.get("cpu"), e.get("cpu_count"))
-        for e in (r.get("environment") or {} for r in records))
-    shown = "; ".join(f"xcbench {v}" + (f" at {c}" if c else "") + f", {cpu}, {n} CPUs"
-                      for v, c, cpu, n in envs)
+        (e.get("xcbench"), short_commit(record_code(r)), e.get("cpu"), e.get("cpu_count"))
+        for r, e in ((r, r.get("environment") or {}) for r in records))
+    shown = "; ".join(f"xcbench {v}" + (f" at {c}" if c != "unknown commit" else "")
+                      + f", {cpu}, {n} CPUs" for v, c, cpu, n in envs)
     return f"{out} ({len(records)} records; {shown})"
 
 
-def comparison_markdown(cells: list[CellComparison], label_a: str, label_b: str) -> str:
-    """The comparison as markdown: header, per-cell table, per-method geometric means and
-    the cells only one side has."""
+def comparison_markdown(cells: list[CellComparison], label_a: str, label_b: str,
+                        notes: list[str] = ()) -> str:
+    """The comparison as markdown: header (and ``notes``, e.g. warnings), per-cell table,
+    per-method geometric means and the cells only one side has."""
     lines = ["# xcbench compare", "", f"- A: {label_a}", f"- B: {label_b}",
              "- ratios are B/A: below 1, B has the lower error, latency or fit time; "
-             "– where a side did not finish ok", ""]
+             "– where a side did not finish ok", "", *notes]
     both = [c for c in cells if c.side == "both"]
     if not both:
         counts = {side: len({cell_identity(r) for r in records})
@@ -204,10 +208,11 @@ CSV_COLUMNS = ["side", "method", "params", "dataset", "seed", "status_a", "statu
                "fit_seconds_ratio"]
 
 
-def comparison_rows(cells: list[CellComparison]) -> list[dict]:
-    """One flat row per cell (``CSV_COLUMNS``; empty where a side lacks the value)."""
+def comparison_rows(cells: list[CellComparison], stats: dict | None = None) -> list[dict]:
+    """One flat row per cell (``CSV_COLUMNS``; empty where a side lacks the value), with
+    the paired statistics' columns when ``stats`` ({cell index: PairStatistics}) is given."""
     rows = []
-    for c in cells:
+    for i, c in enumerate(cells):
         row = {"side": c.side, "method": c.method,
                "params": json.dumps(c.params, sort_keys=True), "dataset": c.dataset,
                "seed": c.seed, "status_a": (c.a or {}).get("status"),
@@ -218,29 +223,58 @@ def comparison_rows(cells: list[CellComparison]) -> list[dict]:
             row[f"{column}_a"] = c.value("A", section, name)
             row[f"{column}_b"] = c.value("B", section, name)
             row[f"{column}_ratio"] = c.ratio(section, name)
+        if stats is not None:
+            row.update(statistics_columns(stats.get(i)))
         rows.append(row)
     return rows
 
 
-def comparison_csv(cells: list[CellComparison]) -> str:
+def comparison_csv(cells: list[CellComparison], stats: dict | None = None) -> str:
     """The per-cell comparison as CSV (cells of one side only included, ``side`` A/B)."""
-    return rows_to_csv(comparison_rows(cells), CSV_COLUMNS)
+    columns = CSV_COLUMNS + (STATISTICS_COLUMNS if stats is not None else [])
+    return rows_to_csv(comparison_rows(cells, stats), columns)
 
 
-def compare_outputs(out_a, out_b, fmt: str = "markdown") -> str:
-    """The comparison of results folders ``out_a`` and ``out_b`` in format ``fmt``."""
+def compare_outputs(out_a, out_b, fmt: str = "markdown", force: bool = False,
+                    warn=None) -> str:
+    """The comparison of results folders ``out_a`` and ``out_b`` in format ``fmt``, with
+    paired statistics from their raw outputs. ValueError naming each difference when the
+    two sides differ in measuring run options or dataset checksum, unless ``force`` (then
+    the output opens with a warning, also passed to ``warn``)."""
+    from .results import ResultStore
+
     if fmt not in FORMATS:
         raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     records_a, records_b = stored_records(out_a), stored_records(out_b)
     cells = match_cells(records_a, records_b)
+    serious, other = side_differences([(c.a, c.b) for c in cells if c.side == "both"])
+    if serious and not force:
+        raise ValueError("A and B did not measure the same things, so their numbers are not "
+                         "comparable:\n  " + "\n  ".join(serious) + "\n(re-run one side with "
+                         "the other's options and data, or pass --force to compare anyway)")
+    notes = []
+    if serious:
+        notes = ["**WARNING: A and B did not measure the same things; the ratios below mix "
+                 "them (--force):**", "", *[f"- {d}" for d in serious], ""]
+        if warn:
+            warn("WARNING: compared anyway (--force); A and B differ in: "
+                 + "; ".join(serious))
+    if other:
+        notes += ["Other differences (they do not change a finished measurement): "
+                  + "; ".join(other) + ".", ""]
+    stats = cell_statistics(cells, ResultStore(out_a), ResultStore(out_b))
     if fmt == "csv":
-        return comparison_csv(cells)
-    return comparison_markdown(cells, side_label(out_a, records_a),
-                               side_label(out_b, records_b))
+        return comparison_csv(cells, stats)
+    text = comparison_markdown(cells, side_label(out_a, records_a),
+                               side_label(out_b, records_b), notes)
+    return text + "\n".join(statistics_markdown(cells, stats, _params_label)) + "\n"
 
 
 def cmd_compare(args) -> int:
-    write_output(compare_outputs(args.out_a, args.out_b, args.format), args.output)
+    import sys
+
+    write_output(compare_outputs(args.out_a, args.out_b, args.format, force=args.force,
+                                 warn=lambda text: print(text, file=sys.stderr)), args.output)
     return 0
 
 
@@ -252,10 +286,17 @@ def add_parser(subparsers, add_common) -> None:
                     "params, dataset and seed (not by key: keys include the xcbench "
                     "version) and print, per cell, the top-1 error of each side and the "
                     "B/A ratios of top-1 error, p50 latency and fit time; then the "
-                    "geometric mean of each ratio per method, and the cells only one side "
-                    "has.")
+                    "geometric mean of each ratio per method, the cells only one side "
+                    "has, and paired tests per cell (McNemar's exact test and a bootstrap "
+                    "interval of the top-1 error difference on the same test rows, a "
+                    "bootstrap interval of the p50 latency ratio). Refuses two sides that "
+                    "differ in measuring run options or dataset checksum, naming the "
+                    "difference, unless --force.")
     p.add_argument("out_a", metavar="OUT_A", help="the baseline results folder")
     p.add_argument("out_b", metavar="OUT_B", help="the results folder compared with it")
     add_output_options(p, FORMATS, "markdown (default) or csv (one row per cell)")
+    p.add_argument("--force", action="store_true",
+                   help="compare even when the sides differ in measuring run options or "
+                        "dataset checksum (the output opens with a warning naming them)")
     add_common(p, out=False, data=False)
     p.set_defaults(func=cmd_compare)

@@ -1,10 +1,11 @@
-"""``xcbench export``: the newest record of each key as flat rows, in CSV or JSON.
+"""``xcbench export``: the newest record of each measurement as flat rows, in CSV or JSON.
 
-One row per stored measurement (the newest record of each key, any status). Nested
+One row per stored measurement (the newest record of each, any status). Nested
 sections become dotted columns: ``param.<name>`` (the record's params, build and
 query-time), ``metric.<name>``, ``summary.<name>`` (latency percentiles, fit time,
 throughput), ``stats.<name>``, ``memory.<name>``, ``path_cost.<name>``, ``dataset.<name>``
-(the dataset's statistics), ``option.<name>`` (run options) and ``env.<name>`` (versions,
+(the dataset's statistics), ``option.<name>`` (run options), ``code.<name>`` (commit,
+dirty, changes: the code that made the record) and ``env.<name>`` (versions,
 CPU). Lists (every timing repeat, warnings) are left out: they stay in ``results.jsonl``.
 JSON output is the same rows as a list of objects, not the records themselves.
 """
@@ -23,7 +24,7 @@ BASE_FIELDS = ("key", "method", "family", "plugin", "dataset", "dataset_checksum
 #: (record section, column prefix); scalar entries only
 SECTIONS = (("metrics", "metric"), ("summary", "summary"), ("stats", "stats"),
             ("memory", "memory"), ("path_cost", "path_cost"), ("dataset_stats", "dataset"),
-            ("run_options", "option"))
+            ("run_options", "option"), ("code", "code"))
 ENV_FIELDS = ("xcbench", "git_commit", "python", "numpy", "scipy", "sklearn", "cpu",
               "cpu_count", "machine", "platform", "threads")
 

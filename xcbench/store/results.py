@@ -1,23 +1,30 @@
 """The result record schema and the JSON-lines store.
 
 One record per measurement, built by :func:`build_record`. The records of one cell are
-appended with a single ``write`` on a file opened with O_APPEND and then fsync'ed, so a killed
-runner never leaves half a cell; a partial last line left by anything else is fenced off before
-the next append, and readers skip (and warn about) corrupt lines and records of other schema
-versions.
+appended with a single ``write`` on a file opened with O_APPEND and then fsync'ed, under an
+inter-process lock on the store (``filelock``), so concurrent runs into one folder never mix
+lines and a killed runner never leaves half a cell. A write that fails part-way (disk full,
+file size limit) is undone: the file is cut back to its old size and :class:`StoreWriteError`
+says why. A partial last line left by anything else is fenced off before the next append,
+and readers skip (and warn about) corrupt lines and records of other schema versions. Raw
+outputs are written under a unique temporary name, then renamed.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
 import os
 import platform
 import socket
+import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from .identity import KEYED_OPTIONS, newest_per_measurement
 
 SCHEMA_VERSION = 2
 #: schema versions this code reads; version 1 records have no ``path_cost``, ``memory`` or
@@ -28,21 +35,41 @@ REQUIRED_FIELDS = ("schema_version", "key", "method", "params", "dataset", "seed
 STATUSES = ("ok", "timeout", "error", "refused")
 RESULTS_FILE = "results.jsonl"
 RAW_DIR = "raw"
-#: run options that change what is measured, so they are part of a record's key
-KEYED_OPTIONS = ("threads", "fit_threads", "latency_calls", "topk")
+LOCK_FILE = ".results.lock"
+#: errno values that mean the disk (or the file size limit) is full
+FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+class StoreWriteError(OSError):
+    """A record or raw file could not be written whole (disk full, size limit, I/O error);
+    nothing half-written was left behind."""
+
+
+def _write(fd: int, data: bytes) -> int:
+    """``os.write`` (one place, so tests can simulate a full disk or a short write)."""
+    return os.write(fd, data)
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno in FULL_ERRNOS:
+        return "the disk is full (or the file size limit was reached)"
+    return f"the write failed ({exc.strerror or exc})"
 
 
 def run_key(method: str, params: dict, dataset: str, dataset_checksum: str, seed: int,
-            version: str, options: dict | None = None) -> str:
+            version: str, options: dict | None = None, code: dict | None = None) -> str:
     """A stable 16-hex-digit key for one measurement: the method, its canonical params
     (``C=1`` and ``C=1.0`` give one key), the dataset and its checksum, the seed, the
-    xcbench version and the measuring run options (``KEYED_OPTIONS``)."""
+    xcbench version, the measuring run options (``KEYED_OPTIONS``) and, when given, the
+    code that measures it (``provenance.key_code``: commit, uncommitted changes, the
+    method's plugin distribution), so records of other code never match."""
     from ..contract.method_params import canonical_params
 
     payload = json.dumps({"method": method, "params": canonical_params(params),
                           "dataset": dataset, "dataset_checksum": dataset_checksum,
                           "seed": seed, "xcbench_version": version,
-                          "options": {k: (options or {}).get(k) for k in KEYED_OPTIONS}},
+                          "options": {k: (options or {}).get(k) for k in KEYED_OPTIONS},
+                          **({"code": code} if code is not None else {})},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -51,8 +78,9 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
                  dataset, dataset_name: str, dataset_description: str, seed: int,
                  status: str, error: str | None, started_at: str, wall_seconds: float,
                  environment: dict, command: str | None, options: dict,
-                 sections: dict | None = None) -> dict:
-    """One result record of the current schema. ``sections`` holds the measured parts
+                 sections: dict | None = None, code: dict | None = None) -> dict:
+    """One result record of the current schema; ``code`` is the state of the code that
+    made it (``provenance.code_state``). ``sections`` holds the measured parts
     (``metrics``, ``stats``, ``summary``, ``timings``, ``path_cost``, ``memory``,
     ``warnings``, ``raw``) of an ``ok`` record, or the partial ones of a failed cell."""
     if status not in STATUSES:
@@ -67,9 +95,20 @@ def build_record(*, key: str, method: str, spec, params: dict, query_params: dic
         "seed": seed, "status": status, "error": error, "started_at": started_at,
         "wall_seconds": wall_seconds, "dataset_stats": dataset.stats,
         "environment": environment, "command": command, "run_options": options,
-        "effective_params": effective_params(spec, params, query_params),
+        "code": code,
+        "effective_params": _with_resolved(effective_params(spec, params, query_params),
+                                           (sections or {}).get("resolved_params")),
         "path_cost": None, "memory": None, **(sections or {}),
     }
+
+
+def _with_resolved(effective: dict | None, resolved: dict | None) -> dict | None:
+    """``effective`` with the values the fitted method resolved for its ``"auto"``
+    parameters in place of ``"auto"`` (the record keeps both: ``params`` says what the run
+    asked for, ``resolved_params`` what the method chose)."""
+    if effective is None or not resolved:
+        return effective
+    return {**effective, **{k: _jsonable(v) for k, v in resolved.items() if k in effective}}
 
 
 def effective_params(spec, params: dict, query_params: dict) -> dict | None:
@@ -152,33 +191,58 @@ class ResultStore:
         self.path = path / RESULTS_FILE if path.suffix != ".jsonl" else path
         self.raw_dir = self.path.parent / RAW_DIR
 
+    def lock(self):
+        """The store's inter-process lock (re-entrant in one process): hold it to read and
+        append as one step, e.g. to claim a cell only if no record of it exists yet."""
+        from filelock import FileLock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path.parent / LOCK_FILE))
+
     def append(self, record: dict) -> None:
         """Append one record atomically (see :meth:`append_many`)."""
         self.append_many([record])
 
     def append_many(self, records: list[dict]) -> None:
-        """Append records with one write, then fsync: all of them are stored or none.
+        """Append records with one write under the store lock, then fsync: all of them are
+        stored or none. A write that fails part-way is cut back and raises StoreWriteError.
 
         A partial last line (left by a crash of another writer) is fenced off with a newline
         first, so it stays one corrupt line that readers skip, and the new records parse."""
         data = b"".join(encode_record(r) for r in records)  # TypeError before any write
         if not data:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        with self.lock():
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    warnings.warn(f"{self.path}: the last line was incomplete (a killed "
+                                  "writer?); it is kept as a corrupt line and new records "
+                                  "start after it", stacklevel=2)
+                    data = b"\n" + data
+                self._write_whole(fd, data, size)
+            finally:
+                os.close(fd)
+
+    def _write_whole(self, fd: int, data: bytes, size: int) -> None:
+        """Write ``data`` at the end of the file (``size`` bytes before) and fsync, or cut
+        the file back to ``size`` and raise StoreWriteError."""
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                warnings.warn(f"{self.path}: the last line was incomplete (a killed writer?); "
-                              "it is kept as a corrupt line and new records start after it",
-                              stacklevel=2)
-                data = b"\n" + data
-            written = os.write(fd, data)
+            written = _write(fd, data)
             if written != len(data):
-                raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+                raise OSError(errno.ENOSPC, f"short write: {written} of {len(data)} bytes")
             os.fsync(fd)
-        finally:
-            os.close(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            except OSError:
+                pass
+            raise StoreWriteError(
+                exc.errno, f"{self.path}: the record was not stored: {_why(exc)}; nothing "
+                "half-written was left. Free some space, then rerun with --resume to measure "
+                "the missing runs") from exc
 
     def records(self) -> list[dict]:
         """All readable records, in file order. Corrupt lines, records of a schema version
@@ -213,9 +277,20 @@ class ResultStore:
         the store's folder, as recorded in the record's ``raw`` field."""
         self.raw_dir.mkdir(parents=True, exist_ok=True)
         target = self.raw_path(key)
-        tmp = target.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, **{k: v for k, v in arrays.items() if v is not None})
-        os.replace(tmp, target)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp.npz", dir=self.raw_dir)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez_compressed(f, **{k: v for k, v in arrays.items() if v is not None})
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException as exc:
+            Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise StoreWriteError(exc.errno, f"{target}: the raw outputs were not stored: "
+                                      f"{_why(exc)}; nothing half-written was left. Free some "
+                                      "space, then rerun with --resume") from exc
+            raise
         return f"{RAW_DIR}/{target.name}"
 
     def load_raw(self, record: dict) -> dict | None:
@@ -233,11 +308,9 @@ class ResultStore:
         return {r["key"] for r in self.records()}
 
     def latest(self) -> list[dict]:
-        """The newest record of each key."""
-        by_key = {}
-        for r in self.records():
-            by_key[r["key"]] = r
-        return list(by_key.values())
+        """The newest record of each measurement: a re-run of a cell, by the same code or
+        newer code (another key), supersedes the older record."""
+        return newest_per_measurement(self.records())
 
     def to_frame(self):
         """The newest record of each key as a flat pandas DataFrame."""

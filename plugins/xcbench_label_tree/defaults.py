@@ -1,0 +1,106 @@
+"""Defaults by rule: the label trees' ``"auto"`` parameters resolved from what the data says.
+
+``data_shape(X, y, n_classes)`` measures the data (N, D, nonzeros per row, K, sparse or
+dense, label skew); ``resolve(shape, params, embedding)`` is a pure function of that shape
+and the user's parameters that returns the value of every parameter left at ``"auto"``.
+The rules and the measurements behind them are in docs/methods/label-trees.md ("Defaults
+by rule").
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+AUTO = "auto"
+WIDE = 100  # Bonsai's node width: children per node of the unbalanced k-means tree
+SGD_LOSSES = ("tree",)  # losses that couple every depth: no node-by-node solver
+OVR_LOSSES = ("hinge", "logistic")  # one binary classifier per child (Bonsai / Parabel)
+OVR_PRUNE = 0.1  # Omikuji's weight threshold (on unit-normalised rows)
+CS_PRUNE = 0.01  # the Crammer-Singer nodes' measured threshold (reports/scaling)
+ENSEMBLE_MIN_CLASSES = 10_000  # from here on the defaults average trees
+# LIBLINEAR's C per node model (measured, docs/methods/label-trees.md): the one-vs-rest
+# squared hinge on unit rows gains from weak regularisation, Crammer-Singer nodes on raw
+# binary rows from strong
+NODE_C = {"hinge": 8.0, "independent": 0.1}
+AUTO_TREES = 3
+AUTO_BEAM = 3  # a single tree's beam
+WIDE_DENSE = 100  # dense data with at least this many features counts as wide
+SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What the rules read: rows N, features D, mean nonzeros per row, classes K, whether
+    the data is sparse (at most 10% nonzeros, whatever its container) and the label skew
+    (the most frequent class's rows over the mean rows per class; 1 when balanced)."""
+
+    n_samples: int
+    n_features: int
+    nnz_per_row: float
+    n_classes: int
+    sparse: bool
+    skew: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def data_shape(X, y, n_classes: int) -> DataShape:
+    """The DataShape of training data X (dense or CSR) with labels y in [0, n_classes)."""
+    n, d = X.shape
+    nnz = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
+    counts = np.bincount(np.asarray(y, dtype=np.int64), minlength=n_classes)
+    skew = float(counts.max() / max(counts.mean(), 1e-12)) if n else 1.0
+    return DataShape(int(n), int(d), float(nnz / max(n, 1)), int(n_classes),
+                     bool(nnz <= SPARSE_DATA_SHARE * n * d), skew)
+
+
+def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
+    """Every ``"auto"`` entry of ``params`` (the method's parameters) resolved for data of
+    this ``shape``; the other entries are returned unchanged. ``embedding``: the label
+    embedding tree (SGD only, no node solver)."""
+    p = dict(params)
+    K = shape.n_classes
+    if p.get("solver") == AUTO:
+        # node-by-node linear nodes need features to separate on: sparse or wide data; on
+        # narrow dense data (letter, ALOI's 27 bins) the paper's SGD tree loss does better
+        narrow = not shape.sparse and shape.n_features < WIDE_DENSE
+        p["solver"] = ("sgd" if embedding or p.get("loss") in SGD_LOSSES or narrow
+                       else "liblinear")
+    if p.get("loss") == AUTO:
+        p["loss"] = "hinge" if p.get("solver") == "liblinear" else "tree"
+    if p.get("structure") == AUTO:
+        # wide unbalanced trees (Bonsai) where the node solver can fit wide nodes; the
+        # SGD trees and dense data keep the balanced k-means tree
+        p["structure"] = ("kmeans_unbalanced" if p.get("solver") == "liblinear"
+                          and shape.sparse else "kmeans")
+    if p.get("branching") == AUTO:
+        p["branching"] = WIDE if p["structure"] == "kmeans_unbalanced" else "sqrt"
+    if p.get("max_depth") == AUTO:
+        width = WIDE if p["branching"] == "sqrt" else int(p["branching"])
+        p["max_depth"] = (max(2, math.ceil(math.log(max(K, 2)) / math.log(width))) + 1
+                          if p["structure"] == "kmeans_unbalanced" else None)
+    if p.get("bits") == AUTO and not embedding:
+        p["bits"] = "csr" if p.get("solver") == "liblinear" else AUTO
+    if p.get("normalize") == AUTO:
+        p["normalize"] = p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
+    if p.get("prune") == AUTO:
+        p["prune"] = (OVR_PRUNE if p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
+                      else CS_PRUNE if p.get("solver") == "liblinear" and p.get("loss") == "independent"
+                      else 0.0)
+    if p.get("C") == AUTO:
+        p["C"] = NODE_C.get(p.get("loss"), 1.0)
+    if p.get("n_trees") == AUTO:
+        p["n_trees"] = (AUTO_TREES if K >= ENSEMBLE_MIN_CLASSES
+                        and p.get("solver") == "liblinear" else 1)
+    if p.get("beam") == AUTO:
+        # path scores of one-vs-rest or softmax nodes add up as log-scores; margins of the
+        # hinge losses do not, so those trees decode greedily. An ensemble's trees decode
+        # greedily too: averaging three greedy paths was as accurate as wider beams and
+        # cheaper (measured on synthetic-sparse-1k / 10k)
+        scored = p.get("loss") in OVR_LOSSES + ("softmax",)
+        p["beam"] = (AUTO_BEAM if p.get("n_trees") == 1 else 1) if scored else 1
+    return p

@@ -1,0 +1,133 @@
+"""Defaults by rule for ``st`` and ``ast``: every ``"auto"`` parameter resolved from the data.
+
+``resolve_st`` and ``resolve_ast`` are pure: they take the parameters and a ``DataShape``
+(what the data says: rows N, features D, stored values, classes K, sparse or dense, the
+median row norm) and return the value of every parameter given as ``"auto"``. The rules and
+the measurements behind them are in docs/methods/softmax-tree.md ("Defaults by rule"):
+
+- sparse input (CSR, high-dimensional): clustered initial tree (the paper's Algorithm 2),
+  one TAO pass, depth ceil(log2(K / k)) + 1 (about 2 leaf slots of k classes per class,
+  the reports/scaling setting);
+- dense input: random initial tree, 20 TAO passes, depth max(8, ceil(log2(K / k)));
+- alpha (l1 strength, sum-of-losses scale): 1.0 on sparse input; on dense input 0.01 when
+  the median row norm is below SMALL_ROW_NORM (histogram-like features, whose weights must be
+  large), else 0.1. It is the validation search's choice, or within 0.7 points of it, on
+  every dataset the search was run on, at none of its 2-5x fit cost; ``alpha="search"``
+  still runs the search (``alpha_search.py``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
+SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
+AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
+MIN_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
+DENSE_PASSES, SPARSE_PASSES = 20, 1
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What the rules read from the training data. ``row_norm`` (median Euclidean norm of a
+    row) is None when only the shape is known (``estimate_memory``)."""
+    n_samples: int
+    n_features: int
+    nnz: int
+    n_classes: int
+    sparse: bool
+    row_norm: float | None = None
+
+    @classmethod
+    def from_sizes(cls, n_samples, n_features, nnz, n_classes):
+        """The shape ``estimate_memory`` gets: dense when every value is stored."""
+        return cls(int(n_samples), int(n_features), int(nnz), int(n_classes),
+                   sparse=int(nnz) < int(n_samples) * int(n_features))
+
+    @classmethod
+    def of(cls, X, n_classes):
+        """The shape of training matrix X (dense array or CSR) with its median row norm."""
+        if sp.issparse(X):
+            norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+            nnz = X.nnz
+        else:
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+            nnz = X.size
+        norm = float(np.median(norms)) if len(norms) else 0.0
+        return cls(X.shape[0], X.shape[1], int(nnz), int(n_classes), sp.issparse(X), norm)
+
+
+def log2_ceil(x: float) -> int:
+    return math.ceil(math.log2(max(x, 1.0)))
+
+
+def rule_alpha(shape: DataShape) -> float:
+    """Sparse input: 1.0. Dense: 0.01 for rows of small norm (their weights must be large),
+    else 0.1; 0.1 when the norm is unknown (``estimate_memory``: alpha does not change it)."""
+    if shape.sparse:
+        return SPARSE_ALPHA
+    if shape.row_norm is not None and shape.row_norm < SMALL_ROW_NORM:
+        return SMALL_ALPHA
+    return DENSE_ALPHA
+
+
+def rule_depth(shape: DataShape, k: int) -> int:
+    """Sparse: ceil(log2(K / k)) + 1, at least 1; dense: max(8, ceil(log2(K / k))); <= 30."""
+    need = log2_ceil(shape.n_classes / k)
+    depth = max(1, need + 1) if shape.sparse else max(MIN_DENSE_DEPTH, need)
+    return int(min(30, depth))
+
+
+def resolve_solver(solver: str, sparse: bool) -> str:
+    """``"auto"``: the compiled FISTA (``"prox"``) on CSR input, whose node problems have many
+    columns, and L-BFGS-B on dense input (the earlier default, kept for dense results)."""
+    if solver != "auto":
+        return solver
+    return "prox" if sparse else "lbfgs-b"
+
+
+def _solvers(params: dict, shape: DataShape) -> dict:
+    return {name: resolve_solver("auto", shape.sparse)
+            for name in ("decision_solver", "leaf_solver") if params.get(name) == "auto"}
+
+
+def resolve_st(params: dict, shape: DataShape) -> dict:
+    """{name: value} for each of st's ``"auto"`` parameters (init, n_iter, depth, alpha, the
+    solvers); ``k`` is a number (default 50, the paper's PTB value)."""
+    out = _solvers(params, shape)
+    if params.get("init") == "auto":
+        out["init"] = "cluster" if shape.sparse else "random"
+    if params.get("n_iter") == "auto":
+        out["n_iter"] = SPARSE_PASSES if shape.sparse else DENSE_PASSES
+    if params.get("depth") == "auto":
+        out["depth"] = rule_depth(shape, int(params["k"]))
+    if params.get("alpha") == "auto":
+        out["alpha"] = rule_alpha(shape)
+    return out
+
+
+def resolve_ast(params: dict, shape: DataShape) -> dict:
+    """{name: value} for each of ast's ``"auto"`` parameters. Sparse: the reports/scaling
+    setting (cluster init, k0 = 100, depth0 = ceil(log2(K / 100)) + 1, one initial TAO pass,
+    one stage with one global pass); dense: depth0 = 2, k0 = ceil(K / 4), random init, 10
+    initial passes, up to 8 stages of 5 global passes. alpha as ``rule_alpha``."""
+    sparse = shape.sparse
+    rules = {
+        "init": "cluster" if sparse else "random",
+        "depth0": (max(1, log2_ceil(shape.n_classes / AST_LEAF_CLASSES) + 1)
+                   if sparse else 2),
+        "initial_iter": 1 if sparse else 10,
+        "global_iter": 1 if sparse else 5,
+        "max_stages": 1 if sparse else 8,
+        "alpha": rule_alpha(shape),
+    }
+    out = {name: value for name, value in rules.items() if params.get(name) == "auto"}
+    out.update(_solvers(params, shape))
+    if params.get("k0") == "auto":
+        depth0 = out.get("depth0", params.get("depth0"))
+        out["k0"] = (AST_LEAF_CLASSES if sparse
+                     else math.ceil(shape.n_classes / 2 ** int(depth0)))
+    return out

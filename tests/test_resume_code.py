@@ -1,0 +1,178 @@
+"""--resume reuses only records of the same code; --retry re-runs the stored cells of a
+status; `xcbench run --suite` runs a suite file end to end."""
+import json
+
+import pytest
+
+from xcbench.run.options import RunOptions
+from xcbench.run.resume import parse_retry
+from xcbench.run.runner import execute_plan
+from xcbench.store import provenance
+from xcbench.store.results import ResultStore
+
+FAST = dict(latency_calls=20, latency_warmup=2, throughput_repeats=1, timeout=120,
+            isolate=False)
+
+
+def _code(commit, dirty=False):
+    return {"xcbench": "0.1.0", "commit": commit, "dirty": dirty,
+            "changes": "abc" if dirty else None, "plugins": {"xcbench": "0.1.0"}}
+
+
+@pytest.fixture
+def at_commit(monkeypatch):
+    """Pretend the checkout is at the given commit (and dirty state)."""
+    def set_commit(commit, dirty=False):
+        monkeypatch.setattr(provenance, "code_state", lambda fresh=False: _code(commit, dirty))
+    return set_commit
+
+
+def _run(out, memory_limit=None, **kwargs):
+    return execute_plan(["softmax", "ova"], ["synthetic-small"], [0], out=out,
+                        options=RunOptions(**FAST, memory_limit=memory_limit), progress=False,
+                        **kwargs)
+
+
+def test_records_keep_their_code_and_same_code_resumes(tmp_path, at_commit):
+    at_commit("a" * 40)
+    first = _run(tmp_path)
+    assert [r["code"]["commit"] for r in first.records] == ["a" * 40] * 2
+    again = _run(tmp_path, resume=True)
+    assert again.records == [] and len(again.reused) == 2
+    assert again.resume_note == "--resume: reused 2 stored record(s) made by this code"
+
+
+def test_a_changed_commit_makes_resume_rerun_and_say_why(tmp_path, at_commit):
+    at_commit("a" * 40)
+    first = _run(tmp_path)
+    at_commit("b" * 40)
+    again = _run(tmp_path, resume=True)
+    assert len(again.records) == 2 and again.reused == []
+    assert {r["key"] for r in again.records}.isdisjoint(r["key"] for r in first.records)
+    assert "re-running 2 whose stored record was made by other code or data: 2 made at " \
+           "commit aaaaaaa (now bbbbbbb)" in again.resume_note
+    # the report's view: each measurement once, the newer code's record
+    latest = ResultStore(tmp_path).latest()
+    assert len(latest) == 2 and {r["code"]["commit"] for r in latest} == {"b" * 40}
+
+
+def test_uncommitted_changes_are_other_code(tmp_path, at_commit):
+    at_commit("a" * 40)
+    _run(tmp_path)
+    at_commit("a" * 40, dirty=True)
+    again = _run(tmp_path, resume=True)
+    assert len(again.records) == 2
+    assert "other uncommitted changes" in again.resume_note
+
+
+def test_records_from_before_code_keys_are_rerun_with_a_reason(tmp_path, at_commit):
+    at_commit("a" * 40)
+    _run(tmp_path)
+    store = ResultStore(tmp_path)
+    old = []
+    for record in store.records():  # as written before records kept their code state
+        record.pop("code")
+        record["key"] = record["key"][::-1]
+        record["environment"]["git_commit"] = "c" * 40
+        old.append(record)
+    store.path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    again = _run(tmp_path, resume=True)
+    assert len(again.records) == 2
+    assert "2 made at ccccccc before records kept their code state" in again.resume_note
+
+
+def test_retry_refused_reruns_only_the_refused_cells(tmp_path, at_commit, monkeypatch):
+    from xcbench.contract.plugins import get_method_spec
+
+    at_commit("a" * 40)
+    ova = type(get_method_spec("ova").make())
+    monkeypatch.setattr(ova, "estimate_memory", lambda self, *a: 100 * 2 ** 30)
+    first = _run(tmp_path, resume=True, memory_limit=2 ** 30)
+    status = {r["method"]: r["status"] for r in first.records}
+    assert status == {"softmax": "ok", "ova": "refused"}
+    monkeypatch.undo()  # a larger limit, or a fixed estimate: ova fits now
+    at_commit("a" * 40)
+    plain = _run(tmp_path, resume=True, memory_limit=2 ** 30)  # without --retry the refusal stays
+    assert plain.records == [] and {r["status"] for r in plain.reused} == {"ok", "refused"}
+    retried = _run(tmp_path, resume=True, retry=parse_retry("refused"), memory_limit=2 ** 30)
+    assert [(r["method"], r["status"]) for r in retried.records] == [("ova", "ok")]
+    assert [r["method"] for r in retried.reused] == ["softmax"]
+    assert "re-running 1 refused (--retry refused)" in retried.resume_note
+    latest = {r["method"]: r["status"] for r in ResultStore(tmp_path).latest()}
+    assert latest == {"softmax": "ok", "ova": "ok"}
+
+
+def test_parse_retry():
+    assert parse_retry("failed") == ("error", "timeout", "refused")
+    assert parse_retry("refused,timeout") == ("refused", "timeout")
+    with pytest.raises(ValueError, match="'ok' is not one of"):
+        parse_retry("ok")
+
+
+SUITE = """
+name = "tiny"
+expected_wall = "under a minute on 2 cores"
+datasets = ["synthetic-small"]
+seeds = [0]
+options = { latency_calls = 20, timeout = 120 }
+
+[report]
+title = "Tiny suite"
+
+[[runs]]
+methods = ["softmax", "ova"]
+[runs.params.softmax]
+C = [0.1, 1]
+
+[[runs]]
+methods = ["hsm"]
+options = { latency_calls = 10 }
+[runs.query.hsm]
+decoder = ["greedy", "exact"]
+"""
+
+
+def test_cli_runs_a_suite_and_only_a_part_of_it(tmp_path, capsys):
+    from xcbench.cli import main
+
+    path = tmp_path / "suite.toml"
+    path.write_text('out = "res"\n' + SUITE)
+    assert main(["run", "--suite", str(path), "--only", "softmax", "--quiet"]) == 0
+    store = ResultStore(tmp_path / "res")
+    assert sorted(r["params"]["C"] for r in store.records()) == [0.1, 1]
+    assert main(["run", "--suite", str(path), "--resume", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "reused 2 stored record(s) made by this code" in printed
+    records = store.records()
+    assert len(records) == 5  # softmax x2, ova, hsm greedy + exact
+    hsm = [r for r in records if r["method"] == "hsm"]
+    assert {r["run_options"]["latency_calls"] for r in hsm} == {10}
+    assert (tmp_path / "res" / "report.md").read_text().startswith("# Tiny suite")
+
+
+def test_cli_dry_run_prints_the_plan_and_runs_nothing(tmp_path, capsys):
+    from xcbench.cli import main
+
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE)
+    assert main(["run", "--suite", str(path), "--dry-run", "--out", str(tmp_path / "x")]) == 0
+    out = capsys.readouterr().out
+    assert "runs[1]: 3 cell(s), 3 measurement(s)" in out
+    assert "suite tiny: 4 cell(s), 5 measurement(s); expected wall time: under a minute" in out
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_refuses_plan_flags_with_a_suite(tmp_path, capsys):
+    from xcbench.cli import main
+
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE)
+    assert main(["run", "--suite", str(path), "--methods", "ova", "--out",
+                 str(tmp_path / "x")]) == 2
+    assert "--methods cannot be combined" in capsys.readouterr().err
+    assert main(["run", "--suite", str(path), "--threads", "2", "--out",
+                 str(tmp_path / "x")]) == 2
+    assert "--threads cannot be combined" in capsys.readouterr().err
+    assert main(["run", "--only", "ova", "--out", str(tmp_path / "x")]) == 2
+    assert main(["run", "--retry", "refused", "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x" / "results.jsonl").exists()

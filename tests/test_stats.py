@@ -1,0 +1,101 @@
+"""The paired statistics of xcbench.stats, checked against scipy on hand-made cases."""
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from xcbench.stats import (bootstrap_median_ratio, mcnemar_exact,
+                           paired_bootstrap_error_difference)
+
+
+def _rows(both, only_a, only_b, neither):
+    """correct_a, correct_b with the given numbers of rows in each agreement group."""
+    a = [True] * both + [True] * only_a + [False] * only_b + [False] * neither
+    b = [True] * both + [False] * only_a + [True] * only_b + [False] * neither
+    return np.array(a), np.array(b)
+
+
+def test_mcnemar_hand_made_values():
+    a, b = _rows(50, 0, 6, 10)  # B right on 6 rows where A is wrong, never the reverse
+    result = mcnemar_exact(a, b)
+    assert (result.only_a, result.only_b) == (0, 6)
+    assert result.pvalue == pytest.approx(2 * 0.5 ** 6)  # 0.03125, by hand
+    assert result.significant
+    assert mcnemar_exact(*_rows(50, 5, 5, 10)).pvalue == pytest.approx(1.0)
+    assert mcnemar_exact(*_rows(50, 0, 0, 10)).pvalue == 1.0  # no discordant row
+    assert not mcnemar_exact(*_rows(50, 0, 5, 10)).significant  # 2 / 32 = 0.0625
+
+
+@pytest.mark.parametrize("only_a,only_b", [(3, 11), (40, 25), (0, 1), (120, 90)])
+def test_mcnemar_matches_scipy_binomtest(only_a, only_b):
+    a, b = _rows(200, only_a, only_b, 30)
+    expected = sps.binomtest(only_a, only_a + only_b, 0.5).pvalue
+    assert mcnemar_exact(a, b).pvalue == pytest.approx(expected)
+    # the same test written as the doubled binomial tail
+    tail = 2 * sps.binom.cdf(min(only_a, only_b), only_a + only_b, 0.5)
+    assert mcnemar_exact(a, b).pvalue == pytest.approx(min(1.0, tail))
+
+
+def test_mcnemar_needs_the_same_rows():
+    with pytest.raises(ValueError, match="same test rows"):
+        mcnemar_exact([True, False], [True])
+
+
+@pytest.mark.parametrize("groups", [(300, 40, 15, 45), (500, 10, 10, 80), (100, 0, 30, 20)])
+def test_paired_bootstrap_interval_matches_scipy(groups):
+    a, b = _rows(*groups)
+    rng = np.random.default_rng(1)
+    order = rng.permutation(a.size)
+    a, b = a[order], b[order]
+    ours = paired_bootstrap_error_difference(a, b, n_resamples=20_000, seed=3)
+    assert ours.estimate == pytest.approx((1 - b.mean()) - (1 - a.mean()))
+
+    def diff(x, y, axis=-1):
+        return (1 - y.mean(axis=axis)) - (1 - x.mean(axis=axis))
+
+    ref = sps.bootstrap((a.astype(float), b.astype(float)), diff, paired=True,
+                        method="percentile", n_resamples=20_000, random_state=4,
+                        vectorized=True).confidence_interval
+    # two Monte Carlo estimates of the same percentiles of a lattice with step 1/n:
+    # within two steps (two test rows)
+    step = 1 / a.size
+    assert ours.low == pytest.approx(ref.low, abs=2 * step + 1e-12)
+    assert ours.high == pytest.approx(ref.high, abs=2 * step + 1e-12)
+
+
+def test_paired_bootstrap_identical_predictions_give_a_zero_interval():
+    a, b = _rows(80, 0, 0, 20)
+    interval = paired_bootstrap_error_difference(a, b)
+    assert (interval.estimate, interval.low, interval.high) == (0.0, 0.0, 0.0)
+    assert not interval.excludes(0.0)
+
+
+def test_a_three_point_improvement_on_2000_rows_is_significant():
+    a, b = _rows(1500, 20, 80, 400)  # B right on 60 more rows: 3 points less error
+    assert mcnemar_exact(a, b).pvalue < 1e-6
+    interval = paired_bootstrap_error_difference(a, b)
+    assert interval.estimate == pytest.approx(-0.03)
+    assert interval.high < 0
+
+
+def test_median_ratio_interval_matches_scipy():
+    rng = np.random.default_rng(0)
+    a = rng.lognormal(np.log(1e-4), 0.3, 600)
+    b = rng.lognormal(np.log(1.3e-4), 0.3, 500)
+    ours = bootstrap_median_ratio(a, b, n_resamples=4_000, seed=1)
+    assert ours.estimate == pytest.approx(np.median(b) / np.median(a))
+
+    def ratio(x, y, axis=-1):
+        return np.median(y, axis=axis) / np.median(x, axis=axis)
+
+    ref = sps.bootstrap((a, b), ratio, paired=False, method="percentile", n_resamples=4_000,
+                        random_state=2, vectorized=True).confidence_interval
+    assert ours.low == pytest.approx(ref.low, rel=0.02)
+    assert ours.high == pytest.approx(ref.high, rel=0.02)
+    assert ours.excludes(1.0)  # a 30% slower B, 500+ calls each: clearly slower
+
+
+def test_median_ratio_of_one_distribution_covers_one():
+    rng = np.random.default_rng(5)
+    times = rng.lognormal(np.log(2e-5), 0.4, 2_000)
+    interval = bootstrap_median_ratio(times[:1000], times[1000:], seed=0)
+    assert not interval.excludes(1.0)

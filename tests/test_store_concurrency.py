@@ -1,0 +1,139 @@
+"""The results store under concurrency and full disks (issue 34, defects 1 and 2).
+
+- several ``xcbench run --resume`` processes into one ``--out``, some killed at random: every
+  cell is stored exactly once, no temporary file is left, every line of results.jsonl parses;
+- a write that fails part-way (short write, ENOSPC; simulated by patching the store's write
+  call): no partial line, a clear message and exit code 3, and ``--resume`` re-runs the cell.
+"""
+import errno
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xcbench.cli import EXIT_NOT_STORED, main
+from xcbench.store import results as store_results
+from xcbench.store.results import ResultStore, StoreWriteError
+
+GRID = ["--methods", "ova", "--param", "ova:C=0.1,1", "--dataset", "synthetic-small",
+        "--seeds", "0,1,2,3", "--latency-calls", "5", "--no-report", "--quiet"]
+N_CELLS = 8
+
+
+def _lines(out: Path) -> list[dict]:
+    """Every line of results.jsonl parsed (fails on any line that does not parse)."""
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def _leftovers(out: Path) -> list[str]:
+    return [p.name for p in out.rglob("*") if ".tmp" in p.name or p.parent.name == "claims"]
+
+
+def _cli(out, *extra):
+    return [sys.executable, "-m", "xcbench.cli", "run", *GRID, "--resume", "--out", str(out),
+            *extra]
+
+
+@pytest.mark.slow
+def test_concurrent_resume_runs_with_random_kills_store_each_cell_once(tmp_path):
+    """Before: two runs renamed each other's raw/<key>.tmp.npz (a run aborted, a measured
+    cell lost) and concurrent --resume runs stored 24 records for 8 keys."""
+    out = tmp_path / "out"
+    rng = random.Random(34)
+    procs = [subprocess.Popen(_cli(out, *(["--in-process"] if i % 2 else [])),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
+             for i in range(4)]
+    victims = rng.sample(procs, 2)
+    time.sleep(rng.uniform(12, 25))  # start-up takes ~10 s on a busy machine
+    for p in victims:  # kill -9 the run and its cell process, mid-run
+        os.killpg(p.pid, signal.SIGKILL)
+    for p in procs:
+        p.wait(timeout=600)
+        assert p in victims or p.returncode == 0, p.stderr.read().decode()[-2000:]
+    final = subprocess.run(_cli(out), capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stderr[-2000:]
+    records = _lines(out)
+    keys = [r["key"] for r in records]
+    assert len(set(keys)) == N_CELLS and len(keys) == N_CELLS, sorted(keys)
+    assert all(r["status"] == "ok" for r in records)
+    assert not _leftovers(out)
+    raw = sorted(p.name for p in (out / "raw").iterdir())
+    assert raw == sorted(f"{k}.npz" for k in keys)
+
+
+def test_unique_raw_temporary_names(tmp_path, monkeypatch):
+    """Two writers of one key never share a temporary name (the rename that lost a cell)."""
+    store = ResultStore(tmp_path)
+    seen = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        seen.append(Path(src).name)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(store_results.os, "replace", spy)
+    for _ in range(2):
+        store.save_raw("83ee", {"a": np.arange(3)})
+    assert len(set(seen)) == 2 and all(".tmp" in name for name in seen)
+    assert [p.name for p in (tmp_path / "raw").iterdir()] == ["83ee.npz"]
+
+
+@pytest.mark.parametrize("fault", ["short", "enospc"])
+def test_a_failed_write_leaves_no_partial_line_and_resume_reruns_the_cell(tmp_path, monkeypatch,
+                                                                         capsys, fault):
+    """Before: a short write left a partial line despite the all-or-none promise, and a full
+    disk exited 2 ("usage error") with a bare [Errno 28], leaving a 0-byte .tmp.npz."""
+    out = tmp_path / "out"
+    args = ["run", *GRID[:4], "--dataset", "synthetic-small", "--seeds", "0,1",
+            "--latency-calls", "5", "--no-report", "--quiet", "--in-process", "--out", str(out)]
+    real_write = store_results._write
+    calls = []
+
+    def failing(fd, data):
+        calls.append(len(data))
+        if len(calls) == 2:  # the second cell's records
+            if fault == "short":
+                return real_write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store_results, "_write", failing)
+    assert main(args) == EXIT_NOT_STORED
+    err = capsys.readouterr().err
+    assert "disk is full" in err and "--resume" in err and "Traceback" not in err
+    first = _lines(out)  # every line parses: no partial line
+    assert len(first) == 1  # the first cell's record; the run stopped at the second
+    assert not _leftovers(out)
+    monkeypatch.setattr(store_results, "_write", real_write)
+    assert main([*args, "--resume"]) == 0
+    records = _lines(out)
+    assert len(records) == 4 and len({r["key"] for r in records}) == 4
+
+
+def test_a_full_disk_while_writing_raw_outputs_leaves_no_temporary_file(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_results.np, "savez_compressed", full)
+    with pytest.raises(StoreWriteError, match="disk is full"):
+        store.save_raw("k1", {"a": np.arange(3)})
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_results_file_that_is_a_folder_is_refused_before_any_fit(tmp_path, capsys):
+    out = tmp_path / "out"
+    (out / "results.jsonl").mkdir(parents=True)
+    assert main(["run", "--methods", "ova", "--dataset", "synthetic-small", "--out", str(out),
+                 "--quiet", "--in-process"]) == 2
+    assert "is not a file" in capsys.readouterr().err
+    assert not (out / "raw").exists()

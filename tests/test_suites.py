@@ -1,0 +1,155 @@
+"""Suite files: parsing, checks before any work, --only, and the suites shipped with
+xcbench and with each report."""
+import tomllib
+import warnings
+from pathlib import Path
+
+import pytest
+
+from xcbench.run.suites import NAMED_SUITES, load_suite, parse_suite, suite_cells
+from xcbench.run.suites.spec import SuiteError, plan_vs_records
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports"
+
+
+def _suite(text: str, tmp_path=None):
+    data = tomllib.loads(text)
+    return parse_suite(data, (tmp_path / "suite.toml") if tmp_path else None)
+
+
+BASIC = """
+name = "t"
+datasets = ["synthetic-small"]
+seeds = [0, 1]
+options = { timeout = 60, memory_limit = "1G" }
+
+[[runs]]
+methods = ["softmax", "hsm"]
+[runs.params.softmax]
+C = [0.1, 1]
+[runs.query.hsm]
+decoder = ["greedy", "topk"]
+
+[[runs]]
+methods = ["st"]
+seeds = [3]
+options = { timeout = 120, fit_threads = 2 }
+[runs.params.st]
+"k+depth" = [[4, 2], [8, 3]]
+"""
+
+
+def test_runs_inherit_the_top_level_and_plan_their_cells():
+    suite = _suite(BASIC)
+    first, second = suite.runs
+    assert first.datasets == ("synthetic-small",) and first.seeds == (0, 1)
+    assert first.options == {"timeout": 60, "memory_limit": 2 ** 30}
+    assert second.seeds == (3,)
+    assert second.options == {"timeout": 120, "memory_limit": 2 ** 30, "fit_threads": 2}
+    assert second.run_options().fit_threads == 2
+    cells = [cell for _, cell in suite_cells(suite)]
+    softmax = [c for c in cells if c.method == "softmax"]
+    assert sorted({c.params_dict["C"] for c in softmax}) == [0.1, 1]
+    hsm = [c for c in cells if c.method == "hsm"]
+    assert len(hsm) == 2  # one fit per seed, both decoders measured on it
+    assert hsm[0].queries == ((("decoder", "greedy"),), (("decoder", "topk"),))
+    st = [c for c in cells if c.method == "st"]
+    assert {(c.params_dict["k"], c.params_dict["depth"], c.seed) for c in st} == \
+        {(4, 2, 3), (8, 3, 3)}
+
+
+def test_only_keeps_the_named_methods_and_datasets():
+    suite = _suite(BASIC)
+    assert suite.only("st").methods == ["st"]
+    assert [r.methods for r in suite.only("softmax,hsm").runs] == [("softmax", "hsm")]
+    assert suite.only("synthetic-small").methods == ["softmax", "hsm", "st"]
+    with pytest.raises(SuiteError, match=r"'sofmax' is neither .*did you mean 'softmax'"):
+        suite.only("sofmax")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[[runs]]\nmethod = ['ova']\ndatasets = ['letter']",
+     r"unknown key\(s\) 'method' \(did you mean 'methods'"),
+    ("datasets = ['letter']", r"at least one \[\[runs\]\]"),
+    ("[[runs]]\nmethods = ['ova']", "no datasets"),
+    ("datasets = ['x']\nseeds = ['0']\n[[runs]]\nmethods = ['ova']",
+     "seeds: expected a list of integers"),
+    ("datasets = ['x']\noptions = { timeout = -1 }\n[[runs]]\nmethods = ['ova']",
+     r"\[options\]: timeout must be"),
+    ("datasets = ['x']\noptions = { threds = 2 }\n[[runs]]\nmethods = ['ova']",
+     "did you mean 'threads'"),
+    ("datasets = ['x']\noptions = { memory_limit = 'lots' }\n[[runs]]\nmethods = ['ova']",
+     "memory size 'lots' not understood"),
+    ("datasets = ['x']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\n'k+depth' = [[4]]",
+     r"params.st.k\+depth: each value must be a list of 2 values"),
+    ("datasets = ['x']\n[[runs]]\nmethods = ['st']\n[runs.params.ova]\nC = [1]",
+     "params.ova names a method not in this run's methods"),
+])
+def test_shape_problems_are_named(text, message):
+    with pytest.raises(SuiteError, match=message):
+        _suite(text)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("datasets = ['x']\n[[runs]]\nmethods = ['nope']", r"runs\[1\]: unknown method 'nope'"),
+    ("datasets = ['x']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\ndeepth = [3]",
+     "unknown parameter.*'deepth'.*did you mean 'depth'"),
+    ("datasets = ['x']\n[[runs]]\nmethods = ['hsm']\n[runs.query.hsm]\nlr = [0.1]",
+     "query.hsm names build parameter"),
+    ("datasets = ['x']\n[[runs]]\nmethods = ['ova']\n[[runs]]\nmethods = ['ova']",
+     r"runs\[2\]: ova .* is planned in .*runs\[1\] already"),
+])
+def test_plan_problems_are_named_before_any_work(text, message):
+    suite = _suite(text)
+    with pytest.raises(SuiteError, match=message):
+        suite_cells(suite)
+
+
+def test_the_same_cell_under_other_measuring_options_is_not_a_duplicate():
+    suite = _suite("datasets = ['x']\n[[runs]]\nmethods = ['ova']\n"
+                   "[[runs]]\nmethods = ['ova']\noptions = { threads = 2 }")
+    assert len(suite_cells(suite)) == 2
+
+
+def test_out_is_relative_to_the_suite_file(tmp_path):
+    suite = _suite("out = 'res'\ndatasets = ['x']\n[[runs]]\nmethods = ['ova']", tmp_path)
+    assert suite.out == tmp_path / "res"
+
+
+def test_missing_file_names_the_named_suites():
+    with pytest.raises(SuiteError, match="did you mean 'quick'"):
+        load_suite("quik")
+
+
+@pytest.mark.parametrize("name", NAMED_SUITES)
+def test_named_suites_parse_plan_and_state_their_wall_time(name):
+    suite = load_suite(name)
+    assert suite.name == name
+    assert suite.expected_wall and "2 cores" in suite.expected_wall
+    assert suite_cells(suite)
+
+
+REPORT_SUITES = sorted(REPORTS.glob("*/suite.toml"))
+
+
+def test_every_report_has_a_suite():
+    folders = sorted(p for p in REPORTS.iterdir() if (p / "README.md").exists())
+    assert [p.parent for p in REPORT_SUITES] == folders
+
+
+@pytest.mark.parametrize("path", REPORT_SUITES, ids=lambda p: p.parent.name)
+def test_report_suite_plans_exactly_the_reports_records(path):
+    from xcbench.store.results import ResultStore
+
+    suite = load_suite(path)
+    assert suite.expected_wall
+    if not (path.parent / "results.jsonl").exists():  # a timing study, no records kept
+        assert suite_cells(suite)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        records = ResultStore(path.parent).latest()
+    missing, extra = plan_vs_records(suite, records)
+    assert (missing, extra) == ([], [])
+    if (path.parent / "results.jsonl").exists():
+        assert suite.out == path.parent

@@ -1,0 +1,94 @@
+"""What ``--resume`` may reuse: stored records made by the same code (their key matches),
+less the statuses ``--retry`` asks to run again; and why the others are run again."""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..store.identity import measurement_identity, record_identity
+from ..store.provenance import why_stale
+
+#: statuses ``--retry`` accepts; ``failed`` stands for all of them
+RETRY_STATUSES = ("error", "timeout", "refused")
+
+
+def parse_retry(text: str | None) -> tuple[str, ...]:
+    """``"failed"`` -> every non-ok status; ``"error,refused"`` -> those; ValueError for
+    another word."""
+    if not text:
+        return ()
+    out = []
+    for word in (w.strip() for w in text.split(",") if w.strip()):
+        if word == "failed":
+            out += RETRY_STATUSES
+        elif word in RETRY_STATUSES:
+            out.append(word)
+        else:
+            raise ValueError(f"--retry {text!r}: {word!r} is not one of failed, "
+                             f"{', '.join(RETRY_STATUSES)}")
+    return tuple(dict.fromkeys(out))
+
+
+class ResumeState:
+    """The stored records of a results folder as ``--resume`` sees them.
+
+    ``stored`` maps each key to its newest record, without those whose status is in
+    ``retry``; :meth:`reuse` returns the stored records of a cell's keys and notes, for each
+    key it cannot serve, why (a retried status, or a record of the same measurement made by
+    other code or on other data)."""
+
+    def __init__(self, records: list[dict], code: dict, retry=()):
+        newest = {}
+        for record in records:
+            newest[record["key"]] = record
+        self.code = code
+        self.retry = tuple(retry)
+        self.stored = {k: r for k, r in newest.items() if r["status"] not in self.retry}
+        self._retried = {k: r["status"] for k, r in newest.items() if r["status"] in self.retry}
+        self._same_measurement: dict[tuple, dict] = {}
+        for record in newest.values():
+            self._same_measurement[record_identity(record)] = record
+            if not record.get("run_options"):  # older records: options not recorded
+                self._same_measurement[record_identity(record)[:4]] = record
+        self.retried: Counter = Counter()
+        self.stale: Counter = Counter()
+        self.reused = 0
+
+    def reuse(self, cell, keys: list[str], checksum: str, keyed_options: dict,
+              plugin: str | None) -> list[dict]:
+        """The stored records of ``keys`` (one per measurement of ``cell``); the others are
+        counted under ``retried`` or ``stale`` with their reason."""
+        found = []
+        for key, params in zip(keys, cell.run_params()):
+            if key in self.stored:
+                found.append(self.stored[key])
+                continue
+            if key in self._retried:
+                self.retried[self._retried[key]] += 1
+                continue
+            ident = measurement_identity(cell.method, params, cell.dataset, cell.seed,
+                                         keyed_options)
+            old = self._same_measurement.get(ident) or self._same_measurement.get(ident[:4])
+            if old is None:
+                continue
+            if old.get("dataset_checksum") != checksum:
+                self.stale[f"made on other data (dataset checksum "
+                           f"{old.get('dataset_checksum')}, now {checksum})"] += 1
+            else:
+                self.stale[why_stale(old, self.code, plugin)] += 1
+        self.reused += len(found)
+        return found
+
+    def summary(self) -> str | None:
+        """One paragraph: how many records were reused, how many re-run and why."""
+        if not (self.reused or self.stale or self.retried):
+            return None
+        parts = [f"--resume: reused {self.reused} stored record(s) made by this code"]
+        if self.stale:
+            parts.append(f"re-running {sum(self.stale.values())} whose stored record was made "
+                         "by other code or data: " + "; ".join(
+                             f"{n} {reason}" for reason, n in self.stale.most_common()))
+        if self.retried:
+            parts.append("re-running " + ", ".join(
+                f"{n} {status}" for status, n in sorted(self.retried.items()))
+                + f" (--retry {','.join(self.retry)})")
+        return "; ".join(parts)

@@ -1,0 +1,36 @@
+"""Run a suite: each of its runs in turn through the runner, into one results folder."""
+from __future__ import annotations
+
+import time
+
+from .spec import Suite, suite_cells
+
+
+def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=print,
+                  option_overrides=None, **plan_kwargs):
+    """Run every run of ``suite`` (checked in full first: ``suite_cells``) into ``out``
+    (default: the suite's own ``out``, else ``xcbench-results``); return one PlanOutcome
+    holding the records of all runs. ``option_overrides`` (e.g. ``{"isolate": False}``)
+    apply to every run's RunOptions; ``plan_kwargs`` go to ``execute_plan`` (``resume``,
+    ``data_dir``, ``executor``, ...)."""
+    from ..runner import PlanOutcome, execute_plan
+
+    suite_cells(suite)  # every run's methods, parameters and options, before any work
+    out = out or suite.out or "xcbench-results"
+    total = PlanOutcome([], [])
+    started = time.monotonic()
+    notes = []
+    for i, run in enumerate(suite.runs, 1):
+        if progress:
+            say(f"suite {suite.name}: run {i} of {len(suite.runs)}: {run.label.split(': ')[-1]}")
+        outcome = execute_plan(list(run.methods), list(run.datasets), list(run.seeds), out=out,
+                               param_overrides=run.params,
+                               options=run.run_options(**(option_overrides or {})),
+                               progress=progress, command=command, **plan_kwargs)
+        total.records += outcome.records
+        total.reused += outcome.reused
+        if outcome.resume_note:
+            notes.append(f"run {i}: {outcome.resume_note}")
+    total.resume_note = "\n".join(notes) or None
+    total.wall_seconds = time.monotonic() - started
+    return total
