@@ -283,6 +283,7 @@ class LabelTree(Method):
                 indices, data, dense, float(self.lr), LOSS_CODES[self._p("loss")], V, V_acc,
                 self.embedding_dim > 0, t.max_arity)
             loss_curve.append(float(loss))
+            self.report_progress(len(loss_curve), int(self.epochs), "epoch")
         return FittedTree(tree, table, bias, V, mask, loss_curve, path_cost)
 
     def _build_forest(self):

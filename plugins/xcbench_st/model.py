@@ -147,6 +147,7 @@ class TreeInference:
         for it in range(int(n_passes)):
             tao_pass(tree, prob, paths if it == 0 else None)
             self.objective_curve_.append(objective(tree, prob))
+            self.report_progress(it + 1, int(n_passes), "TAO pass")
             if start is not None:
                 self._log(f"TAO pass {it + 1}/{n_passes}: objective "
                           f"{self.objective_curve_[-1]:.6g} "

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..contract.fit_progress import progress_listener
+from ..fit_progress import progress_listener
 from ..contract.plugins import get_method_spec
 from ..contract.validate import (check_log_proba_output, check_path_cost_output,
                                  check_support_output, check_topk_log_p, check_topk_output)
