@@ -88,7 +88,7 @@ def cached_dataset(name: str, data_dir: str | None):
 @lru_cache(maxsize=4)
 def host_environment(threads: int, executor: str) -> dict:
     """The environment of this process (host, CPU, versions) and the executor's name."""
-    from ..store.results import environment
+    from ..store.records import environment
 
     return {**environment(threads), "executor": executor}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from ..metrics import DEFAULT_SMOOTHING_EPSILON
-from ..store.results import KEYED_OPTIONS
+from ..store.identity import KEYED_OPTIONS
 from .memory import default_memory_limit
 
 MIN_MEMORY_LIMIT = 64 * 2 ** 20

@@ -21,8 +21,8 @@ from ..contract.plugins import get_method_spec
 from ..data import get_dataset_spec
 from ..store import provenance
 from ..store.claims import CellClaims
-from ..store.results import (RESULTS_FILE, ResultStore, build_record, encode_record,
-                             run_key)
+from ..store.records import build_record, encode_record, run_key
+from ..store.results import RESULTS_FILE, ResultStore
 from ..version import __version__
 from .resume import ResumeState
 from .cell import measure_cell

@@ -285,7 +285,7 @@ def suite_cells(suite: Suite) -> list[tuple]:
     query parameters, and a measurement planned twice under the same measuring options."""
     from ..plan import validate_cells
     from ...contract.plugins import get_method_spec
-    from ...store.results import KEYED_OPTIONS
+    from ...store.identity import KEYED_OPTIONS
 
     planned, seen = [], {}
     for run in suite.runs:
