@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from xcbench.run.suites import NAMED_SUITES, load_suite, parse_suite, suite_cells
-from xcbench.run.suites.spec import SuiteError, plan_vs_records
+from xcbench.run.suites import SuiteError, plan_vs_records
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 

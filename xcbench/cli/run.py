@@ -116,7 +116,7 @@ def _print_plan(suite, out) -> int:
     records already in ``out`` (any code)."""
     from pathlib import Path
 
-    from ..run.suites.spec import plan_vs_records, suite_cells
+    from ..run.suites import plan_vs_records, suite_cells
     from ..store.results import ResultStore
 
     planned = suite_cells(suite)

@@ -26,8 +26,9 @@ takes a path or one of those names. ``--only NAME`` keeps the cells of one metho
 """
 from __future__ import annotations
 
-from .spec import (NAMED_SUITES, Suite, SuiteRun, load_suite, named_suite_path,
-                   parse_suite, suite_cells)
+from .cells import plan_vs_records, suite_cells
+from .spec import (NAMED_SUITES, Suite, SuiteError, SuiteRun, load_suite, named_suite_path,
+                   parse_suite)
 
-__all__ = ["NAMED_SUITES", "Suite", "SuiteRun", "load_suite", "named_suite_path",
-           "parse_suite", "suite_cells"]
+__all__ = ["NAMED_SUITES", "Suite", "SuiteError", "SuiteRun", "load_suite", "named_suite_path",
+           "parse_suite", "plan_vs_records", "suite_cells"]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import time
 
-from .spec import Suite, suite_cells
+from .cells import suite_cells
+from .spec import Suite
 
 
 def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=print,

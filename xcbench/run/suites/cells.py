@@ -1,0 +1,79 @@
+"""A parsed suite's cells (checked before any work), and how they match stored records."""
+from __future__ import annotations
+
+from ...store.identity import UNSTATED, measurement_identity, record_identity
+from .spec import Suite, SuiteError
+
+
+def suite_cells(suite: Suite) -> list[tuple]:
+    """Every (run, cell) of ``suite``, checked before any work: method, dataset-independent
+    parameter names and values (``validate_cells``), names under ``query`` that are not
+    query parameters, and a measurement planned twice under the same measuring options."""
+    from ..plan import validate_cells
+    from ...contract.plugins import get_method_spec
+    from ...store.identity import KEYED_OPTIONS
+
+    planned, seen = [], {}
+    for run in suite.runs:
+        try:
+            cells = run.cells()
+            validate_cells(cells)
+        except KeyError as exc:
+            raise SuiteError(f"{run.label}: {exc.args[0] if exc.args else exc}") from None
+        except ValueError as exc:
+            raise SuiteError(f"{run.label}: {exc}") from None
+        for method, names in run.query.items():
+            spec = get_method_spec(method)
+            build = [p for n in names for p in n.split("+") if p not in spec.query_params]
+            if build:
+                raise SuiteError(f"{run.label}: query.{method} names build parameter(s) "
+                                 f"{', '.join(build)}; query parameters of {method}: "
+                                 f"{', '.join(spec.query_params) or '(none)'} (move the "
+                                 "others to params)")
+        keyed = run.run_options().keyed()
+        for cell in cells:
+            for params in cell.run_params():
+                ident = measurement_identity(cell.method, params, cell.dataset, cell.seed, keyed)
+                if ident in seen:
+                    raise SuiteError(f"{run.label}: {cell.method} {params} on {cell.dataset} "
+                                     f"seed {cell.seed} is planned in {seen[ident]} already "
+                                     f"with the same {', '.join(KEYED_OPTIONS)}")
+                seen[ident] = run.label
+            planned.append((run, cell))
+    return planned
+
+
+def _same_params(method: str, planned: str, stored: str) -> bool:
+    """Whether planned params (JSON) match a record's: equal, once the planned query
+    parameters the record does not have are left out (a query parameter the method gained
+    after the record was made, e.g. a new decoder's beam width, measured the same way)."""
+    import json
+
+    from ...contract.plugins import get_method_spec
+
+    if planned == stored:
+        return True
+    planned, stored = json.loads(planned), json.loads(stored)
+    query = get_method_spec(method).query_params
+    return {k: v for k, v in planned.items() if k in stored or k not in query} == stored
+
+
+def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
+    """(planned measurements no record holds, records the suite does not plan), each a list
+    of ``measurement_identity`` tuples. An option a record does not state (older records)
+    matches any value, and so does a query parameter it does not have."""
+    planned = []
+    for run, cell in suite_cells(suite):
+        keyed = run.run_options().keyed()
+        planned += [measurement_identity(cell.method, p, cell.dataset, cell.seed, keyed)
+                    for p in cell.run_params()]
+    stored = list(dict.fromkeys(record_identity(r) for r in records))
+
+    def same(plan, rec):
+        return plan[0] == rec[0] and plan[2:4] == rec[2:4] \
+            and _same_params(plan[0], plan[1], rec[1]) and all(
+                r[1] == UNSTATED or p[1] == r[1] for p, r in zip(plan[4], rec[4]))
+
+    missing = [p for p in planned if not any(same(p, r) for r in stored)]
+    extra = [r for r in stored if not any(same(p, r) for p in planned)]
+    return missing, extra
