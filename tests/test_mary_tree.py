@@ -49,10 +49,13 @@ def test_assign_labels_builds_well_formed_trees(M, K):
     assert builder.n_labels == padded_size(K, M) and (builder.n_labels - 1) % (M - 1) == 0
     for _ in range(3):  # a rebuild from statistics keeps the tree well formed
         tree = builder.build(_random_stats(builder, rng))
+        # every node has M children; the dummies' leaves (K' - K of them) are not scored
         arity = np.diff(tree.child_ptr)[tree.internal]
-        assert (arity == M).all()
+        assert (arity >= 2).all() and (arity <= M).all()
+        assert (M - arity).sum() == builder.n_labels - K
         leaves = np.sort(-tree.children[tree.children < 0] - 1)
-        assert np.array_equal(leaves, np.arange(builder.n_labels))
+        assert np.array_equal(leaves, np.arange(K))
+        assert (np.diff(tree.path_ptr)[K:] == 0).all()  # dummies have no path
 
 
 def test_depth_constrained_tree_respects_capacity():
@@ -80,7 +83,7 @@ def test_many_rebuilds_keep_node_ids_consistent(params):
     t = m.tree_
     internal_children = t.children[t.children >= 0]
     assert len(np.unique(internal_children)) == len(internal_children)
-    assert np.array_equal(np.sort(-t.children[t.children < 0] - 1), np.arange(m.n_labels_))
+    assert np.array_equal(np.sort(-t.children[t.children < 0] - 1), np.arange(m.n_classes_))
     assert np.isfinite(m.log_proba(ds.X_train[:50], ds.y_train[:50])).all()
 
 
@@ -244,3 +247,26 @@ def test_compacting_the_final_rows_changes_no_prediction(monkeypatch):
         b = hashed.set_params(decoder=decoder).predict_topk(ds.X_test, 3)
         np.testing.assert_array_equal(a[0], b[0])
         np.testing.assert_allclose(a[1], b[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("params, problem", [
+    ({"arity": 3, "max_depth": None}, "gaussian"),
+    ({"arity": 4, "max_depth": None, "tree": "huffman"}, "gaussian"),
+    ({"representation": "embedding", "d_r": 8, "arity": 3, "max_depth": None, "bits": 16},
+     "word_ids"),
+])
+def test_padded_tree_probabilities_sum_to_one_over_the_real_classes(params, problem):
+    """K=12 padded to K' = 1 mod (M - 1): the dummy labels are not leaves of the scored tree,
+    so no child takes mass that no class gets and sum_c p(c | x) = 1 over the K classes."""
+    from xcbench import make_method
+    from xcbench.testing import gaussian_problem, word_id_problem
+
+    X, y, Xt, _ = (gaussian_problem if problem == "gaussian" else word_id_problem)()
+    m = make_method("mary_tree", random_state=0, **params).fit(X, y, n_classes=12)
+    assert m.n_labels_ > 12  # the case with dummies
+    Xt = Xt[:20]
+    total = sum(np.exp(m.log_proba(Xt, np.full(len(Xt), c))) for c in range(12))
+    np.testing.assert_allclose(total, 1.0, atol=1e-6)
+    t = m.tree_
+    assert np.array_equal(np.sort(-t.children[t.children < 0] - 1), np.arange(12))
+    assert (np.diff(t.child_ptr)[t.internal] >= 2).all()

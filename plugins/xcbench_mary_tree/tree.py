@@ -5,7 +5,9 @@ Flat tree: the children of internal node n are ``children[child_ptr[n]:child_ptr
 (a value >= 0 is an internal node id, < 0 the leaf of label ``-value - 1``), each child in
 slot ``child_slot`` of n and scored by weight row ``child_row`` = n * M + slot. Label c's
 path is steps ``path_ptr[c]:path_ptr[c + 1]`` of (``path_node``, ``path_pos``: index in the
-node's child list, ``path_slot``). Labels >= K are dummies (padding); they are never predicted.
+node's child list, ``path_slot``). Labels >= K are dummies (padding of well-formed trees):
+AssignLabels places them, but the flat tree leaves their leaves out and gives them empty
+paths, so every child scored leads to a class and the K probabilities sum to one.
 """
 from __future__ import annotations
 
@@ -187,20 +189,35 @@ class TreeBuilder:
 
     def _flatten(self, assigned) -> FlatTree:
         """Flat arrays from {node: (labels, slot of each label, depth)}: every (node, label)
-        entry is one step of that label's path; a (node, slot) group of one label is a leaf."""
-        M = self.arity
+        entry is one step of that label's path; a (node, slot) group of one label is a leaf.
+
+        Only real labels (< K) are scored: a child with no real label below it (a dummy's
+        leaf, or a subtree of dummies) is left out of its node's children and dummies get
+        empty paths, so the node softmaxes share all their mass among the K classes (a
+        dummy leaf would take mass no class gets). A padded well-formed node keeps >= 2
+        children: it has M, at most K' - K <= M - 2 of them dummy leaves, and an internal
+        child holds >= M labels, so >= 2 real ones."""
+        M, K = self.arity, self.n_classes
         nodes = np.array(sorted(assigned), dtype=np.int64)
         n_ids = int(nodes.max()) + 1
         e_node = np.concatenate([np.full(len(assigned[v][0]), v) for v in nodes])
         e_label = np.concatenate([assigned[v][0] for v in nodes]).astype(np.int64)
         e_slot = np.concatenate([assigned[v][1] for v in nodes]).astype(np.int64)
         e_depth = np.concatenate([np.full(len(assigned[v][0]), assigned[v][2]) for v in nodes])
+        # leaf or internal is decided with the dummies (the builder's tree), then dropped
         groups, first, group_of, size = np.unique(e_node * M + e_slot, return_index=True,
                                                   return_inverse=True, return_counts=True)
+        real = e_label < K
+        kept = np.bincount(group_of[real], minlength=len(groups)) > 0
+        first_label = e_label[first[kept]]  # a kept leaf's one label
+        groups, size = groups[kept], size[kept]
+        group_of = (np.cumsum(kept) - 1)[group_of]  # index among the kept groups
+        e_node, e_label, e_slot, e_depth, group_of = (
+            a[real] for a in (e_node, e_label, e_slot, e_depth, group_of))
         g_node, g_slot = groups // M, groups % M
         child = np.empty(len(groups), dtype=np.int64)
         leaf = size == 1
-        child[leaf] = -e_label[first[leaf]] - 1
+        child[leaf] = -first_label[leaf] - 1
         child[~leaf] = [self.ids[(int(v), int(j))] for v, j in zip(g_node[~leaf], g_slot[~leaf])]
         child_ptr = np.zeros(n_ids + 1, dtype=np.int64)
         np.add.at(child_ptr, g_node + 1, 1)
@@ -212,8 +229,7 @@ class TreeBuilder:
         return FlatTree(child_ptr, child, g_slot.astype(np.int64), groups.astype(np.int64),
                         path_ptr,
                         e_node[order].astype(np.int64), pos[group_of[order]].astype(np.int64),
-                        e_slot[order], nodes)
-
+                        e_slot[order], np.unique(g_node))
 
 def _labels_of(nested) -> list:
     """The labels below a nested tree (a list is a node, an int a label)."""
