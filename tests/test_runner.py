@@ -84,7 +84,9 @@ def test_timeout_and_error_are_recorded_and_reported(tmp_path, fresh_plugins):
     assert "this method always fails" in records[1]["error"]
     assert "exit code 3" in records[2]["error"]
     text = write_report(tmp_path)["markdown"].read_text()
-    assert "| sleepy | defaults | 0 | timeout |" in text
+    # a row names the values the run used (the method's defaults here): sleepy's own
+    # parameter, and "defaults" for a method without any
+    assert "| sleepy | seconds=30 | 0 | timeout |" in text
     assert "| broken | defaults | 0 | error | RuntimeError: this method always fails |" in text
     assert "| softmax |" in text
 
