@@ -15,10 +15,14 @@ UNSTATED = "(not recorded)"
 
 def measurement_identity(method, params, dataset, seed, keyed_options) -> tuple:
     """What one record measures, independent of the code that measured it: method, canonical
-    params (build + query), dataset, seed and the measuring options (``KEYED_OPTIONS``)."""
+    params (build + query), dataset, seed and the measuring options (``KEYED_OPTIONS``;
+    ``fit_threads`` equal to ``threads`` is the default, None, as in ``RunOptions.keyed``)."""
+    options = dict(keyed_options or {})
+    fit_threads = options.get("fit_threads")
+    if isinstance(fit_threads, int) and fit_threads == options.get("threads"):
+        options["fit_threads"] = None
     return (method, json.dumps(canonical_params(params or {}), sort_keys=True, default=str),
-            dataset, int(seed),
-            tuple((k, (keyed_options or {}).get(k)) for k in KEYED_OPTIONS))
+            dataset, int(seed), tuple((k, options.get(k)) for k in KEYED_OPTIONS))
 
 
 def record_identity(record: dict) -> tuple:
