@@ -23,7 +23,7 @@ def rec(method="hsm", dataset="letter", seed=0, top1=0.3, params=None, status="o
         ppl=None, query=None, commit="abc1234def"):
     metrics = {"top1_error": top1, "top5_error": top1 / 2}
     if ppl is not None:
-        metrics["perplexity"] = ppl
+        metrics["perplexity"] = metrics["perplexity_smoothed"] = ppl
     return {"method": method, "dataset": dataset, "seed": seed, "status": status,
             "params": params or {}, "query_params": query or {},
             "metrics": metrics if status == "ok" else None,
@@ -37,7 +37,7 @@ def test_configs_group_seeds_and_skip_failed_and_other_methods(br):
                ("scaling", rec(params={"lr": 0.2}, top1=0.20))]
     configs = br.group_configs(records)
     assert len(configs) == 2
-    d = br.defaults_config(configs, "hsm", "letter")
+    d = br.defaults_config(configs, "hsm", "letter", {})
     assert d.seeds == [0, 1] and d.top1 == pytest.approx(0.35)
     assert d.is_defaults and "defaults at abc1234" in d.label()
 
@@ -59,6 +59,16 @@ def test_query_parameters_alone_still_count_as_defaults(br):
     r = rec(params={"decoder": "greedy"}, query={"decoder": "greedy"})
     [config] = br.group_configs([("defaults", r)])
     assert config.is_defaults
+
+
+def test_the_defaults_row_is_the_default_decoder_of_a_query_grid(br):
+    records = [("defaults", rec(params={"decoder": d}, query={"decoder": d}, top1=t))
+               for d, t in (("exact", 0.30), ("greedy", 0.35), ("topk", 0.31))]
+    configs = br.group_configs(records)
+    d = br.defaults_config(configs, "hsm", "letter", {"decoder": "topk", "C": "auto"})
+    assert d.params == {"decoder": "topk"} and d.top1 == pytest.approx(0.31)
+    assert br.best_config(configs, "hsm", "letter").params == {"decoder": "exact"}
+    assert br.defaults_config(configs, "hsm", "letter", {"decoder": "beam"}) is None
     [built] = br.group_configs([("x", rec(params={"lr": 0.1}))])
     assert not built.is_defaults
 
@@ -84,6 +94,23 @@ def test_judge_perplexity_within_five_percent(br):
     assert "perplexity 6% above" in v.notes[0]
 
 
+def test_gap_is_paired_on_the_shared_seeds(br):
+    d = br.group_configs([("defaults", rec(seed=0, top1=0.40))])[0]
+    best = br.group_configs([("x", rec(params={"C": 1}, seed=s, top1=t))
+                             for s, t in ((0, 0.39), (1, 0.20), (2, 0.21))])[0]
+    v = br.judge(d, best, None)
+    assert v.gap_points == pytest.approx(1.0) and v.met is True  # seed 0: 40 vs 39
+    other = br.group_configs([("x", rec(params={"C": 2}, seed=5, top1=0.35))])[0]
+    assert br.judge(d, other, None).gap_points == pytest.approx(5.0)  # unpaired means
+
+
+def test_perplexity_compared_is_the_smoothed_one(br):
+    r = rec()
+    r["metrics"].update(perplexity=1.1, perplexity_smoothed=7.5, coverage=0.8)
+    [c] = br.group_configs([("x", r)])
+    assert c.perplexity == pytest.approx(7.5)
+
+
 def test_infinite_perplexity_is_not_a_perplexity(br):
     [c] = br.group_configs([("x", rec(ppl=float("inf")))])
     assert c.perplexity is None
@@ -95,8 +122,21 @@ def test_failed_or_missing_defaults(br):
     fails = br.failures_of(records, "hsm", "letter")
     assert fails == ["seed 0: timeout after 900 s"]
     best = br.group_configs([("x", rec(params={"C": 1}))])[0]
-    assert br.judge(None, best, None, fails).met is False
-    assert br.judge(None, best, None).met is None  # not run: no verdict
+    v = br.judge(None, best, None, fails)
+    assert v.met is None and v.notes == fails  # did not finish: no verdict on its error
+    assert br.judge(None, best, None).notes == ["not measured in this round"]
+
+
+def test_defaults_of_the_newest_commit_win(br):
+    old = rec(top1=0.2, commit="1111111aaa")
+    old["started_at"] = "2026-11-26T10:00:00"
+    new = rec(top1=0.4, commit="2222222bbb")
+    new["started_at"] = "2026-11-26T11:30:00"
+    configs = br.group_configs([("defaults", old), ("defaults", new)])
+    d = br.defaults_config(configs, "hsm", "letter", {})
+    assert d.commits == "2222222" and d.top1 == pytest.approx(0.4)
+    v = br.judge(d, br.best_config(configs, "hsm", "letter"), None)
+    assert v.gap_points == pytest.approx(20.0) and "defaults at 1111111" in v.notes[0]
 
 
 def test_planned_cells_inherit_the_suite_datasets(br, tmp_path):
