@@ -94,6 +94,12 @@ def test_judge_perplexity_within_five_percent(br):
     assert "perplexity 6% above" in v.notes[0]
 
 
+def test_only_the_defaults_recorded_is_met_trivially_and_says_so(br):
+    [d] = br.group_configs([("defaults", rec())])
+    v = br.judge(d, d, None, others=0)
+    assert v.met is True and "met trivially" in v.notes[0]
+
+
 def test_gap_is_paired_on_the_shared_seeds(br):
     d = br.group_configs([("defaults", rec(seed=0, top1=0.40))])[0]
     best = br.group_configs([("x", rec(params={"C": 1}, seed=s, top1=t))

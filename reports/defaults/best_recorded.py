@@ -185,9 +185,10 @@ class Verdict:
 
 
 def judge(defaults: Config | None, best: Config | None, best_ppl: Config | None,
-          failures: list[str] = ()) -> Verdict:
+          failures: list[str] = (), others: int = 1) -> Verdict:
     """Issue 31's target for one method and dataset: the defaults within TOP1_POINTS of the
-    best top-1 error and within PPL_RATIO of the best perplexity (when both define it)."""
+    best top-1 error and within PPL_RATIO of the best perplexity (when both define it).
+    ``others``: how many configurations other reports recorded (0: met trivially)."""
     notes = list(failures)
     if defaults is None or best is None:
         return Verdict(None, None, None, notes or ["not measured in this round"])
@@ -206,7 +207,9 @@ def judge(defaults: Config | None, best: Config | None, best_ppl: Config | None,
                          f"({theirs:.2f}{_on(seeds)})")
     elif best_ppl is not None:
         notes.append("the defaults give no finite perplexity; the best recorded does")
-    if best is defaults:
+    if not others:
+        notes.append("no configuration recorded in other reports: met trivially")
+    elif best is defaults:
         notes.append("the defaults are the best recorded configuration")
     return Verdict(gap, excess, met, notes)
 
@@ -263,7 +266,9 @@ def table(records: list[tuple[str, dict]], cells: list[tuple[str, str]]) -> list
         best = best_config(configs, method, dataset)
         best_ppl = best_perplexity(configs, method, dataset)
         fails = failures_of(records, method, dataset, d.commits if d else None)
-        v = judge(d, best, best_ppl, fails)
+        others = sum(c.report != DEFAULTS_REPORT for c in configs
+                     if c.method == method and c.dataset == dataset)
+        v = judge(d, best, best_ppl, fails, others)
         target = {True: "met", False: "**missed**",
                   None: "did not finish" if fails else "not run"}[v.met]
         if d is None:
