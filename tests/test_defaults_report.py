@@ -1,6 +1,7 @@
 """reports/defaults/best_recorded.py: grouping records into configurations, picking the best
 recorded one and judging issue 31's target (2 points of top-1 error, 5% of perplexity)."""
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -152,3 +153,11 @@ def test_planned_cells_inherit_the_suite_datasets(br, tmp_path):
     assert br.planned_cells(suite) == [("st", "letter"), ("hsm", "letter"),
                                        ("st", "leaves100"), ("hsm", "leaves100"),
                                        ("st", "aloi27d")]
+
+
+def test_records_are_read_from_every_results_file_below_reports(br, tmp_path):
+    for folder in ("scaling", "defaults", "defaults/probes"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "results.jsonl").write_text(json.dumps(rec()) + "\n\n")
+    names = [name for name, _ in br.load_records(tmp_path)]
+    assert sorted(names) == ["defaults", "defaults/probes", "scaling"]

@@ -1,6 +1,6 @@
 """The defaults report's table: every built-in method's defaults (this folder's
 results.jsonl) next to the best configuration recorded for the same method and dataset in
-any report (reports/*/results.jsonl, this one included).
+any report (every results.jsonl under reports/, this one and its probes/ included).
 
 A configuration is one report's records of one method on one dataset with the same
 parameters (build and query); its score is the mean over its seeds of its ok records. The
@@ -102,11 +102,13 @@ def short_commit(record: dict) -> str:
 
 
 def load_records(reports_dir: Path) -> list[tuple[str, dict]]:
-    """(report name, record) for every line of every reports/*/results.jsonl."""
+    """(report name, record) for every line of every results.jsonl under reports/ (the
+    name is the folder's path below reports/, e.g. ``defaults/probes``)."""
     out = []
-    for path in sorted(reports_dir.glob("*/results.jsonl")):
+    for path in sorted(reports_dir.rglob("results.jsonl")):
+        name = path.parent.relative_to(reports_dir).as_posix()
         with path.open() as f:
-            out.extend((path.parent.name, json.loads(line)) for line in f if line.strip())
+            out.extend((name, json.loads(line)) for line in f if line.strip())
     return out
 
 
@@ -318,7 +320,7 @@ def main(argv=None) -> None:
     records = load_records(args.reports)
     cells = planned_cells(HERE / "suite.toml")
     lines = ["# Defaults vs the best recorded configuration", "",
-             f"Written by `{COMMAND}` from every `reports/*/results.jsonl` "
+             f"Written by `{COMMAND}` from every `results.jsonl` under `reports/` "
              f"({len(records)} records). Means over each configuration's seeds (ok records "
              "only); the best recorded configuration is the one with the lowest mean top-1 "
              "error on the test rows, so it is an optimistic reference. Target (issue 31): "
