@@ -10,7 +10,7 @@ from xcbench.contract.plugins import register_plugin
 from xcbench.testing import check_method, run_checks
 
 PROBABILITY_CHECKS = ("check_log_proba", "check_top1_matches_log_proba",
-                      "check_support_size_counts_log_proba")
+                      "check_support_size_counts_log_proba", "check_log_proba_sums_to_one")
 
 
 class Centroids(NearestMean):
@@ -45,7 +45,7 @@ def test_report_lists_passed_checks_and_what_could_not_be_checked():
     assert f"pass  check_log_proba: {NO_PROBABILITY_MODEL}" in text
     assert "skip  check_clone" in text
     assert text.splitlines()[-1] == \
-        "Centroids: 15 of 15 checks run passed (4 with nothing to check), 1 skipped"
+        "Centroids: 16 of 16 checks run passed (5 with nothing to check), 1 skipped"
 
 
 def test_every_check_says_what_it_checks():
@@ -80,8 +80,8 @@ def test_check_command_prints_each_check_and_exits_by_outcome(capsys, fresh_plug
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("pass  check_fit_predict_dense: fit and predict_topk on dense")
     assert "skip  check_deterministic" in out
-    assert out[-1] == ("centroids(scale=0.5): 15 of 15 checks run passed "
-                       "(4 with nothing to check), 1 skipped")
+    assert out[-1] == ("centroids(scale=0.5): 16 of 16 checks run passed "
+                       "(5 with nothing to check), 1 skipped")
     assert main(["check", "forgetful"]) == EXIT_CELL_FAILED
     out = capsys.readouterr().out
     assert "FAIL  check_pickle: predictions differ after a pickle round trip" in out
@@ -97,3 +97,57 @@ def test_check_command_refuses_bad_names(capsys):
     assert "expected NAME=VALUE" in capsys.readouterr().err
     assert main(["check", "softmax", "--skip", "check_typo"]) == EXIT_USAGE
     assert "unknown check(s) check_typo" in capsys.readouterr().err
+
+
+# --- issue 34: impossible probabilities; checks that raise something else ----------------
+
+class AlwaysSure(NearestMean):
+    """log p = 0 for every label: perplexity 1.0, stored as ok before."""
+
+    def log_proba(self, X, y):
+        import numpy as np
+
+        return np.zeros(len(y))
+
+
+class NeverPossible(NearestMean):
+    """log p = -inf for every label: coverage 0, stored as ok before."""
+
+    def log_proba(self, X, y):
+        import numpy as np
+
+        return np.full(len(y), -np.inf)
+
+
+@pytest.mark.parametrize("cls, words", [(AlwaysSure, "sum to 12"),
+                                        (NeverPossible, "sum to 0")])
+def test_log_proba_that_is_not_a_distribution_fails_a_check(cls, words):
+    """Before: such a method passed 15 of 15 checks."""
+    report = run_checks(cls, stop_at_failure=False)
+    assert "check_log_proba_sums_to_one" in report.failed
+    assert words in report.failed["check_log_proba_sums_to_one"]
+
+
+class WrongShape(Centroids):
+    """predict_topk returns one column too few: later checks index past it."""
+
+    def predict_topk(self, X, k=1):
+        labels, scores = super().predict_topk(X, k)
+        return labels[:, :-1], scores[:, :-1]
+
+
+class CannotFit(Centroids):
+    def fit(self, X, y, n_classes=None):
+        raise RuntimeError("fit exploded")
+
+
+@pytest.mark.parametrize("cls, error", [(WrongShape, "IndexError"),
+                                        (CannotFit, "RuntimeError: fit exploded")])
+def test_a_check_that_raises_any_error_is_a_fail_and_the_rest_run(cls, error, capsys):
+    """Before: an IndexError (wrong-shape output) or a fit that raised ended the whole run
+    with a traceback and no summary."""
+    report = run_checks(cls, stop_at_failure=False)
+    assert len(report) + len(report.failed) == len(CHECK_NAMES)  # every check ran
+    assert any(error in text for text in report.failed.values()), report.failed
+    with pytest.raises(AssertionError, match="failed for"):
+        run_checks(cls)  # the first failure names its check, whatever it raised

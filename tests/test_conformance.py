@@ -1,4 +1,4 @@
-"""The output rules (xcbench.validate) and the conformance checker (xcbench.testing)."""
+"""The output rules (xcbench.contract.validate) and the conformance checker (xcbench.testing)."""
 import numpy as np
 import pytest
 

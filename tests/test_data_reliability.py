@@ -37,10 +37,18 @@ def _entry_folder(ds):
     return cache_dir() / f"{ds.name}-{ds.info['processed_key']}"
 
 
-def test_replaced_unpinned_source_gives_new_arrays_and_hash(aloi_dir):
+def test_replaced_unpinned_source_gives_new_arrays_and_hash(aloi_dir, monkeypatch):
+    """aloi pins no hash: the first file used is recorded, a replacement is refused until
+    accepted with XCBENCH_ACCEPT_NEW_SOURCE=1 (issue 34), then gives new arrays and hash."""
+    from xcbench.data.fetch import ACCEPT_NEW_SOURCE, ChecksumError
+
+    monkeypatch.delenv(ACCEPT_NEW_SOURCE, raising=False)
     old = xcbench.load_dataset("aloi", aloi_dir)
     old_X, old_hash = np.array(old.X_train), old.info["source_sha256"]["data"]
     _write_aloi(aloi_dir, seed=1)
+    with pytest.raises(ChecksumError, match="not the file first used"):
+        xcbench.load_dataset("aloi", aloi_dir)
+    monkeypatch.setenv(ACCEPT_NEW_SOURCE, "1")
     new = xcbench.load_dataset("aloi", aloi_dir)
     assert new.info["source_sha256"]["data"] != old_hash
     assert new.info["source_sha256"]["data"] == hashmemo.sha256_of(

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from xcbench.contract.fit_progress import progress_listener, report_progress
+from xcbench.fit_progress import progress_listener, report_progress
 from xcbench.run.fresh_interpreter import run_in_interpreter
 from xcbench.run.progress import phase_board, report_phase
 

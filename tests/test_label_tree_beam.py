@@ -190,9 +190,23 @@ def test_unbalanced_kmeans_follows_the_data_and_dissolves_singletons():
 def test_max_depth_bounds_the_tree(max_depth):
     rng = np.random.default_rng(0)
     emb = normalize(sp.random(500, 60, density=0.1, random_state=0, format="csr"))
-    tree = build_structure(500, 4, unbalanced_kmeans_splitter(emb, rng), max_depth=max_depth)
+    tree = build_structure(500, 200, unbalanced_kmeans_splitter(emb, rng), max_depth=max_depth)
     assert tree.depth <= max_depth
     assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(500))
+    # past the depth limit only to keep nodes narrow: at most 4 x branching children
+    tree = build_structure(500, 4, unbalanced_kmeans_splitter(emb, rng), max_depth=max_depth)
+    assert np.diff(tree.child_ptr).max() <= 16
+    assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(500))
+
+
+def test_classes_without_rows_are_dealt_out_over_the_clusters():
+    """Most classes without training rows (zero means): no node gets nearly all of them."""
+    rng = np.random.default_rng(0)
+    emb = sp.vstack([normalize(sp.random(40, 60, density=0.1, random_state=0, format="csr")),
+                     sp.csr_matrix((960, 60))]).tocsr()
+    tree = build_structure(1000, 10, unbalanced_kmeans_splitter(emb, rng), max_depth=3)
+    assert np.diff(tree.child_ptr).max() <= 40
+    assert np.array_equal(np.sort(tree.node_label[tree.node_label >= 0]), np.arange(1000))
 
 
 def test_squared_hinge_node_is_one_binary_svm_per_child(monkeypatch):
@@ -225,7 +239,7 @@ def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
                    "bits": "csr",
                    "normalize": True, "n_trees": 3, "beam": 1}
     small = defaults.resolve(SPARSE_SMALL, AUTO_LT)
-    assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 3
+    assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 2
 
 
 def test_defaults_on_dense_data_and_for_the_papers_losses():
@@ -252,7 +266,7 @@ def test_defaults_of_the_embedding_tree():
     assert out["solver"] == "sgd" and out["structure"] == "kmeans" and out["n_trees"] == 1
     assert out["beam"] == 1
     soft = defaults.resolve(SPARSE_BIG, {**params, "loss": "softmax"}, embedding=True)
-    assert soft["beam"] == 3
+    assert soft["beam"] == 2
 
 
 def test_data_shape_measures_the_data():

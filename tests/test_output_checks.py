@@ -1,4 +1,4 @@
-"""The runner's output rules (xcbench.validate) name each kind of invalid output."""
+"""The runner's output rules (xcbench.contract.validate) name each kind of invalid output."""
 import numpy as np
 import pytest
 

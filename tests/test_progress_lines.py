@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 import xcbench
-from xcbench.contract.fit_progress import progress_listener, report_progress
+from xcbench.fit_progress import progress_listener, report_progress
 from xcbench.contract.plugins import register_plugin
 from xcbench.run.cell_job import CellJob, cached_dataset
 from xcbench.run.executors import LocalExecutor

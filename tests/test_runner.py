@@ -115,9 +115,10 @@ def test_killed_run_then_resume_gives_each_cell_once(tmp_path):
 def test_query_params_measured_on_one_fit(tmp_path):
     records = run_plan(["hsm"], ["synthetic-small"], out=tmp_path, options=FAST,
                        progress=False, param_overrides={"hsm": {"epochs": [2]}})
-    assert [r["query_params"]["decoder"] for r in records] == ["exact", "greedy", "topk"]
+    assert [r["query_params"]["decoder"] for r in records] == ["exact", "greedy", "topk",
+                                                                 "beam"]
     assert len({r["summary"]["fit_seconds"] for r in records}) == 1  # one fit
-    assert len({r["key"] for r in records}) == 3
+    assert len({r["key"] for r in records}) == 4
     assert records[0]["metrics"]["top1_error"] == records[2]["metrics"]["top1_error"]
     again = run_plan(["hsm"], ["synthetic-small"], out=tmp_path, options=FAST, progress=False,
                      param_overrides={"hsm": {"epochs": [2], "decoder": ["topk"]}},

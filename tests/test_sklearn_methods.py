@@ -121,3 +121,13 @@ def test_the_cli_refuses_a_regressor_before_running_anything(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "sklearn:sklearn.linear_model.Ridge is a regressor, not a classifier" in err
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_describe_shows_the_estimators_parameters(capsys):
+    from xcbench.cli import main
+
+    assert main(["describe", "sklearn:sklearn.linear_model.SGDClassifier"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("method sklearn:sklearn.linear_model.SGDClassifier  (flat; plugin "
+                          "sklearn)")
+    assert "  alpha " in out and "float in [0, inf)" in out

@@ -99,9 +99,16 @@ class Subject:
                                    n_classes=N_CLASSES)
 
     def fitted(self):
-        """The fit shared by the read-only checks (seed 0, dense float64 training data)."""
+        """The fit shared by the read-only checks (seed 0, dense float64 training data); a
+        fit that raised raises the same error again without refitting."""
+        if getattr(self, "_fit_error", None) is not None:
+            raise self._fit_error
         if self._fitted is None:
-            self._fitted = self.fit()
+            try:
+                self._fitted = self.fit()
+            except Exception as exc:  # noqa: BLE001 - each check that needs it reports it
+                self._fit_error = exc
+                raise
             try:
                 self._pristine = pickle.dumps(self._fitted)
             except Exception:  # noqa: BLE001 - check_pickle reports it
@@ -192,12 +199,14 @@ def run_checks(method, params: dict | None = None, skip: tuple[str, ...] = (),
             continue
         try:
             note = check()
-        except AssertionError as exc:
+        except Exception as exc:  # noqa: BLE001 - any error fails this check, the rest run
+            text = str(exc) if isinstance(exc, AssertionError) else \
+                f"raised {type(exc).__name__}: {exc}"
             if stop_at_failure:
-                raise AssertionError(f"{name} failed for {method!r}: {exc}") from exc
-            report.failed[name] = str(exc)
+                raise AssertionError(f"{name} failed for {method!r}: {text}") from exc
+            report.failed[name] = text
             if on_result:
-                on_result(name, "fail", str(exc))
+                on_result(name, "fail", text)
             continue
         report.append(name)
         if note:

@@ -218,6 +218,7 @@ class HierarchicalSoftmax(Method):
                 raise ValueError(f"hsm training diverged in epoch {epoch + 1} (non-finite "
                                  f"loss): lower lr={lr0} or l2={self.l2}, or scale X")
             self.loss_curve_.append(float(loss))
+            self.report_progress(epoch + 1, int(self.epochs), "epoch")
             lr *= float(self.lr_decay)
         if not (kernels.all_finite(self.weights_) and kernels.all_finite(self.intercept_)):
             raise ValueError(f"hsm training diverged (non-finite weights): lower lr={lr0} "

@@ -26,7 +26,7 @@ ENSEMBLE_MIN_CLASSES = 10_000  # from here on the defaults average trees
 # binary rows from strong
 NODE_C = {"hinge": 8.0, "independent": 0.1}
 AUTO_TREES = 3
-AUTO_BEAM = 3  # a single tree's beam
+AUTO_BEAM = 2  # a single tree's beam
 WIDE_DENSE = 100  # dense data with at least this many features counts as wide
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
 
@@ -80,17 +80,20 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("branching") == AUTO:
         p["branching"] = WIDE if p["structure"] == "kmeans_unbalanced" else "sqrt"
     if p.get("max_depth") == AUTO:
-        width = WIDE if p["branching"] == "sqrt" else int(p["branching"])
-        p["max_depth"] = (max(2, math.ceil(math.log(max(K, 2)) / math.log(width))) + 1
-                          if p["structure"] == "kmeans_unbalanced" else None)
+        # unbalanced trees: the levels a balanced tree of this width needs, plus one for
+        # uneven clusters (at least 3, Bonsai's depth); balanced trees need no limit
+        p["max_depth"] = None
+        if p["structure"] == "kmeans_unbalanced":
+            width = WIDE if p["branching"] == "sqrt" else int(p["branching"])
+            p["max_depth"] = max(2, math.ceil(math.log(max(K, 2)) / math.log(width))) + 1
     if p.get("bits") == AUTO and not embedding:
         p["bits"] = "csr" if p.get("solver") == "liblinear" else AUTO
+    nodes = p.get("loss") if p.get("solver") == "liblinear" else None  # node-by-node model
     if p.get("normalize") == AUTO:
-        p["normalize"] = p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
+        p["normalize"] = nodes in OVR_LOSSES
     if p.get("prune") == AUTO:
-        p["prune"] = (OVR_PRUNE if p.get("solver") == "liblinear" and p.get("loss") in OVR_LOSSES
-                      else CS_PRUNE if p.get("solver") == "liblinear" and p.get("loss") == "independent"
-                      else 0.0)
+        p["prune"] = (OVR_PRUNE if nodes in OVR_LOSSES else
+                      CS_PRUNE if nodes == "independent" else 0.0)
     if p.get("C") == AUTO:
         p["C"] = NODE_C.get(p.get("loss"), 1.0)
     if p.get("n_trees") == AUTO:

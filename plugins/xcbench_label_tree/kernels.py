@@ -4,7 +4,9 @@ Node scorers live in one flat weight table of the tree toolkit (``xcbench.tree.w
 node s's score is f_s(x) = w_s . x + b_s (label tree) or z . V_s with z = W x cached once per
 example (label embedding tree; W's d_e rows in the table). Rows of X are read dense or CSR.
 The decoders also read a label tree's exact node-major store (``solver="liblinear"``,
-``bits="csr"``) through the toolkit's ``children_dot``.
+``bits="csr"``) through the toolkit's ``children_dot``. Decoding is beam search
+(``xcbench.tree.beam``) over per-edge scores from ``transform_scores``; ``forest_topk``
+decodes an ensemble whose trees share one set of arrays in one call.
 
 Training is SGD on hinge losses over sibling competitions:
 - tree loss (Relaxation 2, the paper's proposal): one slack per example shared by every depth,

@@ -42,6 +42,8 @@ AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "C", "pr
                "normalize", "n_trees", "beam")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
+# one-vs-rest nodes at prune = 0.1: kept weights per input nonzero over all levels (measured)
+OVR_KEPT = {"hinge": 1.8, "logistic": 1.8}
 _NO_TABLE = np.zeros(1)  # the embedding map's place in the kernels' arguments, when unused
 
 
@@ -51,11 +53,14 @@ def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
     loss (logistic weights are dense on a node's active features) and without pruning.
     Pruned nodes keep far fewer (``PRUNE_RATE``): Crammer-Singer nodes (64 children, C =
     0.1) measured 1.2 / 1.0 per input nonzero and level on synthetic-sparse-1k / 10k at
-    prune = 0.01, 0.4 at 0.03, i.e. ~0.012 / prune; one-vs-rest squared-hinge nodes (C = 1,
-    unit rows) 0.65 at prune = 0.1 on synthetic-sparse-1k. Twice the measured rate, as a
-    margin (the runner's memory cap turns an underestimate into an error record)."""
+    prune = 0.01, 0.4 at 0.03, i.e. ~0.012 / prune (twice that, as a margin: the runner's
+    memory cap turns an underestimate into an error record); one-vs-rest squared-hinge
+    nodes on unit rows at prune = 0.1 kept 1.8 weights per input nonzero in all (C = 8 on
+    synthetic-sparse-1k, C = 4 on 10k; ``OVR_KEPT``), 1.5 times that is taken."""
     if prune <= 0 or loss not in PRUNE_RATE:
         return pairs
+    if loss in OVR_KEPT:  # measured per input nonzero over all levels
+        return min(pairs, float(nnz) * 1.5 * OVR_KEPT[loss] * 0.1 / prune)
     return min(pairs, float(nnz) * depth * min(float(branching), 2 * PRUNE_RATE[loss] / prune))
 
 
@@ -278,6 +283,7 @@ class LabelTree(Method):
                 indices, data, dense, float(self.lr), LOSS_CODES[self._p("loss")], V, V_acc,
                 self.embedding_dim > 0, t.max_arity)
             loss_curve.append(float(loss))
+            self.report_progress(len(loss_curve), int(self.epochs), "epoch")
         return FittedTree(tree, table, bias, V, mask, loss_curve, path_cost)
 
     def _build_forest(self):
@@ -295,9 +301,16 @@ class LabelTree(Method):
         cat = np.concatenate
         node_ptr = cat([m.table[0][:-1] + weight_off[t] for t, m in enumerate(trees)]
                        + [weight_off[-1:]])
-        feature = cat([m.table[1] for m in trees])
-        store = (node_ptr, feature, cat([m.table[2] for m in trees]),
-                 cat([m.table[3] for m in trees]), *node_major.skip_index(node_ptr, feature))
+        # filled tree by tree, each tree's own store released once copied: the weights are
+        # held about once, not twice (np.empty's pages are only taken when written)
+        n = int(weight_off[-1])
+        feature, slot, value = (np.empty(n, np.int32), np.empty(n, np.int32),
+                                np.empty(n, np.float64))
+        for t, m in enumerate(trees):
+            lo, hi = weight_off[t], weight_off[t + 1]
+            feature[lo:hi], slot[lo:hi], value[lo:hi] = m.table[1], m.table[2], m.table[3]
+            m.table = None
+        store = (node_ptr, feature, slot, value, *node_major.skip_index(node_ptr, feature))
         self.forest_ = Forest(
             node_off[:-1].astype(np.int64),
             cat([m.tree.child_ptr[:-1] + edge_off[t] for t, m in enumerate(trees)]
@@ -521,9 +534,10 @@ class LabelTree(Method):
         rows = self.embedding_dim or n_nodes
         pairs = min(float(nnz) * (self.embedding_dim or branching * depth),
                     float(n_nodes) * n_features)
+        phase = 0  # the node-by-node fit's transient bytes (after the structure's)
         if self._p("solver") == "liblinear":
-            total = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes, branching,
-                                         depth, pairs, n_trees)
+            total, phase = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes,
+                                                branching, depth, pairs, n_trees)
         else:
             total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
         total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure
@@ -533,7 +547,10 @@ class LabelTree(Method):
         if self._p("structure") != "random":
             # class means (dense data: projected to 64 dims; sparse: CSR, <= nnz entries, and
             # the centres); the root split's K x b similarities, their sort and copy
-            total += max(8 * n_classes * 64 * 3, 48 * nnz) + 3 * 8 * n_classes * branching
+            # (built and freed before the nodes are fitted)
+            phase = max(phase, max(8 * n_classes * 64 * 3, 48 * nnz)
+                        + 3 * 8 * n_classes * branching)
+        total += phase
         if self._p("structure") == "confusion":
             from xcbench.api import make_method
 
@@ -544,23 +561,24 @@ class LabelTree(Method):
 
     def _node_fit_bytes(self, n_samples, n_features, nnz, n_nodes, branching, depth, pairs,
                         n_trees=1):
-        """``solver="liblinear"``'s weights and node problems (class docstring)."""
+        """``solver="liblinear"``'s (weights kept, transient bytes of the node fits): the
+        class docstring."""
         loss, prune = self._p("loss"), float(self._p("prune"))
         if self._p("bits") == "csr":  # collected per row, then packed by node: 16 bytes each
             kept = kept_weights_estimate(pairs, nnz, depth, branching, prune, loss)
             total = 16 * kept * (n_trees + 1)  # every tree's store + one being packed
         else:
             total = n_trees * table_bytes(n_nodes, n_features, self._p("bits"), pairs)
-        total += 56 * nnz + 40 * n_samples
+        phase = 56 * nnz + 40 * n_samples
         # the widest node's coefficients: LIBLINEAR's and a copy, m x (active features)
-        total += 2 * 8 * branching * min(nnz, n_features)
+        phase += 2 * 8 * branching * min(nnz, n_features)
         if loss == "independent":  # Crammer-Singer: per (row, class) dual variables
-            total += 16 * n_samples * branching
+            phase += 16 * n_samples * branching
         elif loss == "softmax":  # multinomial L-BFGS: ~16 vectors over classes x features
-            total += 8 * branching * (16 * min(nnz, n_features) + 4 * n_samples)
+            phase += 8 * branching * (16 * min(nnz, n_features) + 4 * n_samples)
         else:  # one-vs-rest: one binary problem's dual variables at a time
-            total += 16 * n_samples
-        return total
+            phase += 16 * n_samples
+        return total, phase
 
     def stats(self):
         self._check_fitted()

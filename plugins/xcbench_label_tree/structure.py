@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 EMBED_DIM = 64  # class means of wider dense data are randomly projected to this many dimensions
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros clusters its exact means
+LAST_LEVEL_CAP = 4  # a node at the depth limit has at most this many x branching children
 
 
 @dataclass
@@ -65,8 +66,11 @@ def build_structure(n_classes: int, branching: int, split, max_depth: int | None
     """Split the root's classes recursively with ``split(labels, n_parts) -> list of arrays``
     until every label set is a single class; children of a node with at most ``branching``
     classes, or at depth ``max_depth - 1`` (root: depth 0), are its classes' leaves, so no
-    leaf is deeper than ``max_depth``. A split into fewer than two parts falls back to a
-    random balanced one (so every split makes progress)."""
+    leaf is deeper than ``max_depth`` unless a node there holds more than
+    ``LAST_LEVEL_CAP`` x ``branching`` classes: it is split further, so that no node's
+    children (and its node model: children x active features) grow with K. A split into
+    fewer than two parts falls back to a random balanced one (so every split makes
+    progress)."""
     if branching < 2:
         raise ValueError(f"branching must be >= 2, got {branching}")
     if max_depth is not None and max_depth < 1:
@@ -78,7 +82,8 @@ def build_structure(n_classes: int, branching: int, split, max_depth: int | None
     while node < len(sets):  # breadth-first: sets grows as nodes are split
         labels = sets[node]
         if len(labels) > 1:
-            last = max_depth is not None and depth[node] >= max_depth - 1
+            last = (max_depth is not None and depth[node] >= max_depth - 1
+                    and len(labels) <= LAST_LEVEL_CAP * branching)
             if len(labels) <= branching or last:
                 parts = [labels[i:i + 1] for i in range(len(labels))]
             else:
@@ -290,11 +295,21 @@ def spherical_kmeans(points: sp.csr_matrix, n_parts: int, rng, max_iter: int = 2
 
 def unbalanced_kmeans_splitter(embedding, rng):
     """``split``: unbalanced spherical k-means of the classes' sparse unit mean vectors
-    (``spherical_kmeans``): wide nodes whose children's sizes follow the data (Bonsai)."""
+    (``spherical_kmeans``): wide nodes whose children's sizes follow the data (Bonsai).
+    Classes without training rows (all-zero means) say nothing about where they belong:
+    they are dealt out evenly over the clusters of the others, instead of all landing in
+    the first cluster (which made one node with nearly every class as children)."""
     embedding = sp.csr_matrix(embedding)
+    empty = np.diff(embedding.indptr) == 0
 
     def split(labels, n_parts):
-        return [labels[g] for g in spherical_kmeans(embedding[labels], n_parts, rng)]
+        known, unknown = labels[~empty[labels]], rng.permutation(labels[empty[labels]])
+        if len(known) < 2:
+            return np.array_split(rng.permutation(labels), n_parts)
+        parts = [known[g] for g in spherical_kmeans(embedding[known], n_parts, rng)]
+        for j, extra in enumerate(np.array_split(unknown, len(parts))):
+            parts[j] = np.concatenate([parts[j], extra])
+        return parts
     return split
 
 

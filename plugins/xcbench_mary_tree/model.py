@@ -192,6 +192,7 @@ class MaryTree(Method):
                 if rebuild:
                     self._rebuild(builder, stats, step_sums, step_counts, acc, bias_acc)
             self.loss_curve_.append(nll / n_rows)
+            self.report_progress(epoch + 1, int(s.epochs), "epoch")
         self.n_labels_ = builder.n_labels
         self._compact()
         if self.rep_ is not None:

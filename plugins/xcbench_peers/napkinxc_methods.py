@@ -2,7 +2,8 @@
 
 Labels and features pass in memory (numpy or CSR; napkinXC appends its own bias feature).
 napkinXC keeps its model in a folder: each fitted method owns a temporary folder, and
-pickling carries the folder's files. Probabilities are napkinXC's own (``predict_proba``);
+pickling carries the folder's files. Probabilities are napkinXC's own (``predict_proba``; PLT's
+normalised over the labels, see NapkinPLT);
 ``log_proba`` asks for every label's probability (exact, but O(K) per example).
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ class _NapkinModel(Method):
     """Shared wrapper; subclasses name the napkinXC model class in ``_model_name``."""
 
     _model_name = ""
+    _normalize = False  # divide each label's probability by the sum over all labels
     _parameter_constraints = {
         "tree_type": [str],
         "arity": [Interval(Integral, 2, None, closed="left")],
@@ -81,6 +83,8 @@ class _NapkinModel(Method):
             rows = self.model_.predict_proba(X[start:start + chunk], top_k=self.n_classes_)
             for i, row in enumerate(rows):
                 p = dict(row).get(int(y[start + i]), 0.0)
+                if self._normalize and p > 0:
+                    p /= sum(q for _, q in row)
                 out[start + i] = np.log(p) if p > 0 else -np.inf
         return out
 
@@ -154,6 +158,10 @@ class NapkinHSM(_NapkinModel):
 
 class NapkinPLT(NapkinHSM):
     """napkinXC ``PLT``: probabilistic label tree (node probabilities as independent
-    sigmoids; on multiclass data its label scores need not sum to one)."""
+    sigmoids). On multiclass data its label scores need not sum to one (0.83 to 1.10 over
+    the 12 classes of the conformance problem), so ``log_proba`` divides each by their sum
+    over all labels, giving a distribution over the classes (perplexity is computed from
+    it); ``predict_topk`` keeps napkinXC's own scores (same order)."""
 
     _model_name = "PLT"
+    _normalize = True

@@ -122,7 +122,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         p = self._resolve(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
         depth = int(p["depth0"]) + int(p["max_stages"]) * int(self.expand_depth)
-        return self._fit_memory(n_samples, n_features, nnz, n_classes, int(p["k0"]), depth)
+        return self._fit_memory(n_samples, n_features, nnz, n_classes, int(p["k0"]), depth,
+                                inits=(p["init"], self.expand_init))
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()

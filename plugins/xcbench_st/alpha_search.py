@@ -56,6 +56,7 @@ def choose_alpha(model, X, y) -> tuple[float, dict]:
     params = {**model.get_params(), "verbose": False}
     errors = {}
     for alpha in AUTO_ALPHAS:
+        model.report_progress(AUTO_ALPHAS.index(alpha), len(AUTO_ALPHAS), "alpha tried")
         trial = type(model)(**{**params, "alpha": alpha}).fit(X_fit, y_fit, model.n_classes_)
         predicted = trial.predict_topk(X_val, 1)[0][:, 0]
         errors[alpha] = float(np.mean(predicted != y_val))

@@ -15,6 +15,16 @@ SKETCH_DIM = 256  # cluster init on sparse X: class means hashed to this many di
 # while L <= MERGE_MAX_CLUSTERS and L x K <= KMEANS_MAX_WORK; beyond, divisive_leaves
 MERGE_MAX_CLUSTERS = 1024
 KMEANS_MAX_WORK = 2 ** 24
+# cluster init on CSR X: the count sketch's per-feature arrays (feature ids, buckets, signs
+# and the D x SKETCH_DIM hashing matrix built from them); measured peak 96 MB = 48 bytes per
+# feature at D = 2e6 (tests/test_softmax_tree.py), bounded here with a margin
+SKETCH_BYTES_PER_FEATURE = 64
+
+
+def init_memory(init: str, n_features: int, sparse: bool) -> int:
+    """Bytes the initial tree needs beyond the fit's node problems: the cluster init's count
+    sketch on CSR input (O(D)); nothing else of the init is larger than a node problem."""
+    return SKETCH_BYTES_PER_FEATURE * int(n_features) if init == "cluster" and sparse else 0
 
 
 def initial_tree(init: str, X, y, depth: int, n_classes: int, rng):

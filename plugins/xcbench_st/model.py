@@ -14,7 +14,7 @@ from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 
 from . import kernels
-from .init import INITS, initial_tree
+from .init import INITS, init_memory, initial_tree
 from .memory import fit_memory
 from .alpha_search import choose_alpha, search_memory
 from .defaults import DataShape, resolve_solver, resolve_st
@@ -95,12 +95,14 @@ class TreeInference:
             "fit_seconds": {k: round(v, 3) for k, v in self.fit_seconds_.items()},
         }
 
-    def _fit_memory(self, n_samples, n_features, nnz, n_classes, k, depth):
+    def _fit_memory(self, n_samples, n_features, nnz, n_classes, k, depth, inits=()):
+        """``fit_memory`` (memory.py) plus the largest initialisation of ``inits``."""
         dense = nnz >= n_samples * n_features
         return fit_memory(n_samples, n_features, nnz, n_classes, k=k, depth=depth,
                           leaf_solver=resolve_solver(self.leaf_solver, not dense),
                           decision_solver=resolve_solver(self.decision_solver, not dense),
-                          n_jobs=self.n_jobs, dense=dense)
+                          n_jobs=self.n_jobs, dense=dense) + max(
+            [init_memory(init, n_features, not dense) for init in inits], default=0)
 
     def _finish(self, tree, prob, y):
         """Prune (if asked), flatten, record training-set path costs and fit time by phase."""
@@ -145,6 +147,7 @@ class TreeInference:
         for it in range(int(n_passes)):
             tao_pass(tree, prob, paths if it == 0 else None)
             self.objective_curve_.append(objective(tree, prob))
+            self.report_progress(it + 1, int(n_passes), "TAO pass")
             if start is not None:
                 self._log(f"TAO pass {it + 1}/{n_passes}: objective "
                           f"{self.objective_curve_[-1]:.6g} "
@@ -184,7 +187,8 @@ class SoftmaxTree(TreeInference, Method):
     copy) + 8 N (depth + 16) (paths, reduced sets, losses) + n_jobs x the largest node
     problem (root: 24 nnz + 16 N + min(D, nnz) x solver bytes; leaf: k min(D, 2 nnz / 2^depth)
     x solver bytes) + 24 (k + depth + 1) min(N, nnz) (model, at most one nonzero per point and
-    output of each l1 problem) + 4 MB fixed.
+    output of each l1 problem) + 4 MB fixed
+    (+ 64 D with the cluster init on CSR input: its count sketch, ``init.init_memory``).
     """
 
     _parameter_constraints = {
@@ -224,7 +228,7 @@ class SoftmaxTree(TreeInference, Method):
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         p = self._resolve(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
         fit = self._fit_memory(n_samples, n_features, nnz, n_classes, int(p["k"]),
-                               int(p["depth"]))
+                               int(p["depth"]), inits=(p["init"],))
         search = self.alpha == "search"
         return fit + (search_memory(n_samples, n_features, nnz) if search else 0)
 

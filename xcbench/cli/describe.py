@@ -163,6 +163,12 @@ def describe(name: str, kind: str | None = None, data_dir=None,
 
         return describe_dataset(get_dataset_spec(name), data_dir)
     methods, datasets = method_specs(), dataset_specs()
+    if name not in methods and kind != "dataset":  # a name a plugin resolves (sklearn:)
+        from ..contract.plugins import get_plugin_manager
+
+        resolved = get_plugin_manager().hook.resolve_method(name=name)
+        if resolved is not None:
+            methods = {**methods, name: resolved}
     if kind == "method":
         return describe_method(lookup(methods, name, "method"), full_doc)
     if kind == "dataset":

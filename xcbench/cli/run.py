@@ -55,6 +55,9 @@ def cmd_run(args) -> int:
     except ValueError:
         raise ValueError(f"--seeds {args.seeds!r}: expected integers, e.g. --seeds 0,1,2") \
             from None
+    if not seeds or min(seeds) < 0:
+        raise ValueError(f"--seeds {args.seeds!r}: expected one or more integers >= 0 (numpy "
+                         "seeds cannot be negative), e.g. --seeds 0,1,2")
     options = _run_options(args)
     outcome = execute_plan(methods, datasets, seeds, out=args.out,
                            param_overrides=merge_params_files(

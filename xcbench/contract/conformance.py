@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .state_diff import snapshot, state_differences
-from .validate import check_log_proba_output, check_topk_output
+from .validate import (PROBABILITY_SUM_TOLERANCE, check_log_proba_output, check_topk_log_p,
+                       check_topk_output)
 
 N_CLASSES = 12
 #: what a check returns when it had nothing to check (it returns None when it checked all)
@@ -271,6 +272,27 @@ def check_support_size_counts_log_proba(s):
         f"support_size {support.tolist()} != classes with finite log_proba {finite.tolist()}"
 
 
+def check_log_proba_sums_to_one(s):
+    """log_proba is a distribution: on 20 rows, the probabilities of all K classes sum to 1
+    (within 1e-3), and the runner's cheap check on the top-k labels passes (when the method
+    has a probability model)."""
+    Xt = s.data[2][:20]
+    m = s.fitted()
+    if _log_proba(m, Xt, np.zeros(len(Xt), dtype=np.int64)) is None:
+        return NO_PROBABILITY_MODEL
+    total = sum(np.exp(m.log_proba(Xt, np.full(len(Xt), c))) for c in range(N_CLASSES))
+    worst = int(np.argmax(np.abs(total - 1)))
+    assert abs(total[worst] - 1) <= PROBABILITY_SUM_TOLERANCE, \
+        f"the probabilities of the {N_CLASSES} classes sum to {total[worst]:.6g} on row {worst}"
+    labels, _ = m.predict_topk(Xt, 3)
+    topk = np.column_stack([np.where(labels[:, j] >= 0, m.log_proba(
+        Xt, np.maximum(labels[:, j], 0)), -np.inf) for j in range(3)])
+    try:
+        check_topk_log_p(topk)
+    except ValueError as exc:
+        raise AssertionError(str(exc)) from None
+
+
 def check_path_cost(s):
     """path_cost, when implemented, gives a finite non-negative float per row."""
     Xt = s.data[2]
@@ -289,7 +311,7 @@ ALL_CHECKS = [check_fit_predict_dense, check_fit_predict_sparse, check_k_larger_
               check_stats, check_bad_input, check_not_fitted, check_clone,
               check_predict_is_pure, check_single_row_matches_batch,
               check_top1_matches_log_proba, check_support_size_counts_log_proba,
-              check_path_cost]
+              check_log_proba_sums_to_one, check_path_cost]
 CHECK_NAMES = [c.__name__ for c in ALL_CHECKS]
 
 __all__ = ["ALL_CHECKS", "CHECK_NAMES", "N_CLASSES", "NO_PROBABILITY_MODEL", *CHECK_NAMES]

@@ -20,7 +20,7 @@ A method is a scikit-learn-style estimator: the constructor stores hyperparamete
   pure (it never writes to the model). Optional: the default raises NotImplementedError.
 - ``report_progress(step, total, what)`` (provided, optional to call): a long ``fit`` may
   report its passes, epochs or levels, e.g. ``self.report_progress(p + 1, passes, "pass")``;
-  the runner's progress line shows them (see ``xcbench.contract.fit_progress``). Nothing is
+  the runner's progress line shows them (see ``xcbench.fit_progress``). Nothing is
   passed to ``fit`` and nothing stored on the model; a method that never calls it works
   unchanged.
 - ``estimate_memory(n_samples, n_features, nnz, n_classes) -> int``: an upper estimate of the
@@ -41,8 +41,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from ..fit_progress import report_progress
 from ..kernels import max_abs
-from .fit_progress import report_progress
 
 FAMILIES = ("flat", "tree", "embedding")
 
@@ -97,7 +97,7 @@ class Method(BaseEstimator):
     @staticmethod
     def report_progress(step: float, total: float, what: str = "") -> None:
         """Tell whoever runs this fit that ``step`` of ``total`` ``what`` are done (a no-op
-        when nobody listens; see :mod:`xcbench.contract.fit_progress`)."""
+        when nobody listens; see :mod:`xcbench.fit_progress`)."""
         report_progress(step, total, what)
 
     def predict(self, X):

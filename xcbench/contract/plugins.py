@@ -53,13 +53,8 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         try:
             plugin = ep.load()
             pm.register(plugin, name=ep.name)
-        except Exception as exc:  # a broken plugin must not take the others down
-            warnings.warn(
-                f"xcbench plugin {ep.name!r} ({ep.value}) failed to load: "
-                f"{type(exc).__name__}: {exc}",
-                PluginLoadWarning,
-                stacklevel=2,
-            )
+        except (Exception, SystemExit) as exc:  # a broken plugin must not take others down
+            _warn(f"xcbench plugin {ep.name!r} ({ep.value}) failed to load: {_what(exc)}")
             continue
         dist = getattr(ep, "dist", None)
         if dist is not None:
@@ -67,6 +62,19 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
 
 
 _versions: dict[str, str] = {}
+_warned: dict = {}  # the warnings registry: each plugin problem is shown once per process
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _warn(text: str) -> None:
+    """A PluginLoadWarning shown once, as one line (no echoed source line of xcbench's)."""
+    warnings.warn_explicit(text, PluginLoadWarning, filename="xcbench", lineno=0,
+                           module=__name__, registry=_warned)
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -108,10 +116,9 @@ def _collect(hook_name: str) -> dict[str, tuple[object, str]]:
         specs: list = []
         try:
             impl.function(**{arg: specs.append for arg in impl.argnames})
-        except Exception as exc:  # a broken plugin must not take the others down
-            warnings.warn(f"xcbench plugin {impl.plugin_name!r}: {hook_name} failed, so "
-                          f"nothing it registers is used: {type(exc).__name__}: {exc}",
-                          PluginLoadWarning, stacklevel=2)
+        except (Exception, SystemExit) as exc:  # a broken plugin must not take others down
+            _warn(f"xcbench plugin {impl.plugin_name!r}: {hook_name} failed, so nothing it "
+                  f"registers is used: {_what(exc)}")
             continue
         for spec in specs:
             if spec.name in found:

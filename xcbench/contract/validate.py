@@ -64,6 +64,29 @@ def check_log_proba_output(log_p, n: int) -> None:
         raise ValueError(f"log_proba must be <= 0 (a log-probability), max was {np.max(log_p)}")
 
 
+#: how far a sum of probabilities may exceed 1 (float32 models sum to 1 within ~1e-4)
+PROBABILITY_SUM_TOLERANCE = 1e-3
+
+
+def check_topk_log_p(log_p_topk) -> None:
+    """Check the log_proba of each row's top-k labels ((rows, k), -inf for padding): the
+    probabilities of k distinct labels cannot sum above 1, and a method cannot give its own
+    first choice probability zero on every row. (A log_proba of 0 everywhere, or -inf
+    everywhere, passes the per-row checks but not these.)"""
+    log_p_topk = np.asarray(log_p_topk, dtype=np.float64)
+    if not log_p_topk.size:
+        return
+    total = np.exp(log_p_topk).sum(axis=1)
+    if total.max() > 1 + PROBABILITY_SUM_TOLERANCE:
+        row = int(np.argmax(total))
+        raise ValueError(f"log_proba gives the top-{log_p_topk.shape[1]} labels of a row "
+                         f"probabilities summing to {total[row]:.4g} > 1 (row {row}); "
+                         "log_proba must be a log-probability over the classes")
+    if np.all(np.isneginf(log_p_topk[:, 0])):
+        raise ValueError("log_proba gives the top-1 label probability zero on every row "
+                         "checked; it must be the log-probability of the method's own model")
+
+
 def check_path_cost_output(cost, n: int) -> None:
     """Raise ValueError unless ``cost`` is ``path_cost`` output: (n,) finite values >= 0."""
     cost = np.asarray(cost)

@@ -21,7 +21,7 @@ from .hashmemo import file_sha256, sha256_of
 __all__ = ["ChecksumError", "DataError", "fetch", "local_source", "sha256_of", "verify"]
 
 
-#: {source URL or file name: SHA-256} of unpinned sources, as first used
+#: {"source URL (or file name) -> local path": SHA-256} of unpinned sources, as first used
 FIRST_SEEN_FILE = "first-seen-sha256.json"
 #: set to 1 to accept (and record) an unpinned source whose file changed
 ACCEPT_NEW_SOURCE = "XCBENCH_ACCEPT_NEW_SOURCE"
@@ -61,7 +61,7 @@ def check_first_seen(source: Source, path: Path, actual: str) -> None:
         seen = seen if isinstance(seen, dict) else {}
     except (OSError, ValueError):
         seen = {}
-    key = source.url or source.filename
+    key = f"{source.url or source.filename} -> {Path(path).resolve()}"
     if seen.get(key) == actual:
         return
     if key in seen and os.environ.get(ACCEPT_NEW_SOURCE) != "1":

@@ -16,9 +16,17 @@ def recompute_record(record: dict, raw: dict) -> dict:
 
 def recompute_records(store, records: list[dict]) -> tuple[list[dict], int]:
     """``records`` with every ``ok`` one that has raw outputs recomputed; also how many were."""
+    import warnings
+
+    from ..store.results import RawFileError
+
     out, done = [], 0
     for record in records:
-        raw = store.load_raw(record) if record.get("status") == "ok" else None
+        try:
+            raw = store.load_raw(record) if record.get("status") == "ok" else None
+        except RawFileError as exc:
+            warnings.warn(f"{exc}: its stored metrics are kept, not recomputed", stacklevel=2)
+            raw = None
         if raw is not None:
             record = recompute_record(record, raw)
             done += 1

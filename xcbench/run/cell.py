@@ -9,10 +9,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..contract.fit_progress import progress_listener
+from ..fit_progress import progress_listener
 from ..contract.plugins import get_method_spec
 from ..contract.validate import (check_log_proba_output, check_path_cost_output,
-                                 check_support_output, check_topk_output)
+                                 check_support_output, check_topk_log_p, check_topk_output)
 from ..metrics import path_cost_summary, quality_metrics
 from .fresh_interpreter import run_in_interpreter
 from .isolation import error_text, memory_error_text, run_in_child
@@ -101,6 +101,7 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
     if log_p is not None:
         check_log_proba_output(log_p, n)
         check_support_output(support, n, dataset.n_classes)
+        check_topk_log_p(_topk_log_p(method, X, labels))
     metrics = quality_metrics(labels, y, log_p, support, dataset.n_classes,
                               epsilon=options.smoothing_epsilon)
     batch_seconds = batch_throughput(method, X, k, options.throughput_repeats,
@@ -118,6 +119,22 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
             "path_cost": path_cost_summary(cost),
             "raw_arrays": {"labels": labels, "scores": scores, "log_p": log_p,
                            "support": support, "path_cost": cost, "y": np.asarray(y)}}
+
+
+#: test rows whose top-k labels' log_proba the runner checks (cheap: k calls on these rows)
+SANITY_ROWS = 64
+
+
+def _topk_log_p(method, X, labels):
+    """log_proba of the top-k labels of the first SANITY_ROWS test rows (-inf for padding)."""
+    rows = min(SANITY_ROWS, labels.shape[0])
+    sample, top = X[:rows], labels[:rows]
+    out = np.full(top.shape, -np.inf)
+    for j in range(top.shape[1]):
+        real = top[:, j] >= 0
+        if real.any():
+            out[real, j] = method.log_proba(sample[real], top[real, j])
+    return out
 
 
 def _path_cost(method, X):

@@ -54,8 +54,12 @@ class RunOptions:
         validate_parameter_constraints(constraints, asdict(self), caller_name="RunOptions")
 
     def keyed(self) -> dict:
-        """The options that change measurements (part of each record's key)."""
-        return {k: getattr(self, k) for k in KEYED_OPTIONS}
+        """The options that change measurements (part of each record's key); ``fit_threads``
+        equal to ``threads`` is the default (None), so both spellings give one key."""
+        keyed = {k: getattr(self, k) for k in KEYED_OPTIONS}
+        if keyed.get("fit_threads") == self.threads:
+            keyed["fit_threads"] = None
+        return keyed
 
     def effective_memory_limit(self) -> int | None:
         """``memory_limit``, or the default share of the available RAM."""

@@ -61,7 +61,9 @@ def parse_value(text: str):
 def parse_param_overrides(items: list[str]) -> dict:
     """``["softmax:C=0.1,1", "st:k+depth=50+8,100+7"]`` ->
     {"softmax": {"C": [0.1, 1]}, "st": {"k+depth": [(50, 8), (100, 7)]}}: names joined by
-    ``+`` are swept together (zipped), not crossed."""
+    ``+`` are swept together (zipped), not crossed. The same name given twice for a method
+    sweeps the values of both (``softmax:C=1`` and ``softmax:C=2`` -> ``C=1,2``); a name both
+    alone and in a ``+`` group is refused."""
     out: dict = {}
     for item in items or []:
         target, eq, values = item.partition("=")
@@ -70,14 +72,21 @@ def parse_param_overrides(items: list[str]) -> dict:
             raise ValueError(f"--param {item!r}: expected METHOD:NAME=V1[,V2...] or "
                              "METHOD:A+B=A1+B1,A2+B2, e.g. --param softmax:C=0.1,1")
         names = name.split("+")
+        given = out.setdefault(method, {})
+        clash = [k for k in given if k != name and set(k.split("+")) & set(names)]
+        if clash:
+            raise ValueError(f"--param {item!r}: {method} parameter(s) "
+                             f"{', '.join(sorted(set(clash[0].split('+')) & set(names)))} "
+                             f"already swept in {method}:{clash[0]}=...; give each name in one "
+                             "--param")
         if len(names) == 1:
-            out.setdefault(method, {})[name] = [parse_value(v) for v in _split(values)]
+            given[name] = given.get(name, []) + [parse_value(v) for v in _split(values)]
             continue
         combos = [tuple(parse_value(x) for x in v.split("+")) for v in _split(values)]
         if any(len(c) != len(names) for c in combos):
             raise ValueError(f"--param {item!r}: each value needs {len(names)} parts joined "
                              f"by '+' (one per name in {name!r})")
-        out.setdefault(method, {})[name] = combos
+        given[name] = given.get(name, []) + combos
     return out
 
 

@@ -12,7 +12,7 @@ import multiprocessing as mp
 import threading
 from collections import defaultdict
 
-from ..contract.fit_progress import progress_text
+from ..fit_progress import progress_text
 
 PHASES = ("loading", "fitting", "measuring")
 _BOARD_BYTES = 16

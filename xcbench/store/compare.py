@@ -267,6 +267,8 @@ def compare_outputs(out_a, out_b, fmt: str = "markdown", force: bool = False,
         return comparison_csv(cells, stats)
     text = comparison_markdown(cells, side_label(out_a, records_a),
                                side_label(out_b, records_b), notes)
+    if not any(c.side == "both" for c in cells):
+        return text  # nothing to test: the sentence above says so
     return text + "\n".join(statistics_markdown(cells, stats, _params_label)) + "\n"
 
 

@@ -149,7 +149,10 @@ def _interval(interval: Interval | None, scale: float, digits: str) -> str:
 def statistics_markdown(cells, stats: dict, params_label=str) -> list[str]:
     """The markdown section of paired tests: per cell the top-1 error difference B - A in
     points with its 95% interval, McNemar's p, the verdict and the p50 ratio interval
-    (``params_label`` writes a cell's params)."""
+    (``params_label`` writes a cell's params); nothing when no cell was measured ok on
+    both sides."""
+    if not stats:
+        return []
     lines = ["", "## Is each difference larger than noise? (paired, same test rows)", "",
              "Top-1 error: McNemar's exact test on the test rows one side got right and the "
              "other wrong (raw outputs in each folder's `raw/`), and a paired bootstrap 95% "
@@ -165,8 +168,6 @@ def statistics_markdown(cells, stats: dict, params_label=str) -> list[str]:
         lines.append(f"| {c.method} | {params_label(c.params)} | {c.dataset} | {c.seed} | "
                      f"{_interval(stat.error_difference, 100, '+.2f')} | {p} | "
                      f"{verdict(stat)} | {_interval(stat.p50_ratio, 1, '.3g')} |")
-    if not stats:
-        lines.append("| (no cell measured ok on both sides) | | | | | | | |")
     tested = [s for s in stats.values() if s.mcnemar is not None]
     significant = [cells[i] for i, s in stats.items() if s.error_significant]
     lines += ["", f"{len(significant)} of {len(tested)} tested cell(s) differ significantly "

@@ -38,7 +38,11 @@ def stored_records(out) -> list[dict]:
     if not store.path.is_file():
         raise ValueError(f"{out}: no {RESULTS_FILE} there; give the --out folder of an "
                          f"`xcbench run`")
-    return store.latest()
+    records = store.latest()
+    if not records:
+        raise ValueError(f"{store.path}: no readable record (empty, or every line was "
+                         "skipped: see the warnings above); nothing to export")
+    return records
 
 
 def _scalar(value) -> bool:

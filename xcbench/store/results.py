@@ -20,6 +20,7 @@ import platform
 import socket
 import tempfile
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,10 @@ RAW_DIR = "raw"
 LOCK_FILE = ".results.lock"
 #: errno values that mean the disk (or the file size limit) is full
 FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+class RawFileError(ValueError):
+    """A raw outputs file (``raw/<key>.npz``) exists but cannot be read; names the file."""
 
 
 class StoreWriteError(OSError):
@@ -300,8 +305,13 @@ class ResultStore:
         path = self.path.parent / record["raw"]
         if not path.exists():
             return None
-        with np.load(path) as data:
-            return {k: data[k] for k in data.files}
+        try:
+            with np.load(path) as data:
+                return {k: data[k] for k in data.files}
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise RawFileError(f"{path}: the raw outputs of record {record.get('key')} cannot "
+                               f"be read ({type(exc).__name__}: {exc}); the file is truncated "
+                               "or corrupt") from exc
 
     def keys(self) -> set[str]:
         """Keys of every stored record (any status)."""
@@ -341,4 +351,27 @@ def _unreadable(record) -> str | None:
     missing = [f for f in REQUIRED_FIELDS if f not in record]
     if missing:
         return f"a record missing field(s) {', '.join(missing)}"
+    wrong = [f"{name} {record[name]!r:.40}" for name, ok in _FIELD_TYPES.items()
+             if name in record and not ok(record[name])]
+    if wrong:
+        return f"a record with field(s) of the wrong type: {', '.join(wrong)}"
     return None
+
+
+def _is(*types):
+    return lambda v: isinstance(v, types) and not isinstance(v, bool)
+
+
+def _optional(*types):
+    return lambda v: v is None or isinstance(v, types)
+
+
+#: the type each field must have for reports, plots and export to read a record
+_FIELD_TYPES = {
+    "key": _is(str), "method": _is(str), "dataset": _is(str), "seed": _is(int),
+    "status": lambda v: v in STATUSES, "params": _is(dict), "query_params": _optional(dict),
+    "error": _optional(str), "metrics": _optional(dict), "summary": _optional(dict),
+    "stats": _optional(dict), "memory": _optional(dict), "path_cost": _optional(dict),
+    "dataset_stats": _optional(dict), "run_options": _optional(dict),
+    "environment": _optional(dict), "raw": _optional(str),
+}

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..fit_progress import report_progress
+
 AUTO_MAX_PASSES = 80     # VW's ALOI demo: --passes 80 with holdout early termination
 HOLDOUT_PERIOD = 10      # VW's --holdout_period default
 PATIENCE = 3             # VW's --early_terminate default
@@ -44,7 +46,8 @@ class PassSchedule:
         self._since_best = 0
 
     def __iter__(self):
-        for _ in range(self.max_passes):
+        for done in range(self.max_passes):
+            report_progress(done, self.max_passes, "pass")
             yield self.rng.permutation(self.train)
             if self.auto and self._since_best >= self.patience:
                 return

@@ -43,7 +43,7 @@ class SuiteRun:
         return RunOptions(**{**self.options, **overrides})
 
     def cells(self) -> list:
-        """The plan's cells (``xcbench.plan.expand_plan``): unknown methods or parameters
+        """The plan's cells (``xcbench.run.plan.expand_plan``): unknown methods or parameters
         raise ValueError/KeyError naming them."""
         from ..plan import expand_plan
 
@@ -317,10 +317,25 @@ def suite_cells(suite: Suite) -> list[tuple]:
     return planned
 
 
+def _same_params(method: str, planned: str, stored: str) -> bool:
+    """Whether planned params (JSON) match a record's: equal, once the planned query
+    parameters the record does not have are left out (a query parameter the method gained
+    after the record was made, e.g. a new decoder's beam width, measured the same way)."""
+    import json
+
+    from ...contract.plugins import get_method_spec
+
+    if planned == stored:
+        return True
+    planned, stored = json.loads(planned), json.loads(stored)
+    query = get_method_spec(method).query_params
+    return {k: v for k, v in planned.items() if k in stored or k not in query} == stored
+
+
 def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
     """(planned measurements no record holds, records the suite does not plan), each a list
     of ``measurement_identity`` tuples. An option a record does not state (older records)
-    matches any value."""
+    matches any value, and so does a query parameter it does not have."""
     planned = []
     for run, cell in suite_cells(suite):
         keyed = run.run_options().keyed()
@@ -329,8 +344,9 @@ def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
     stored = list(dict.fromkeys(record_identity(r) for r in records))
 
     def same(plan, rec):
-        return plan[:4] == rec[:4] and all(
-            r[1] == UNSTATED or p[1] == r[1] for p, r in zip(plan[4], rec[4]))
+        return plan[0] == rec[0] and plan[2:4] == rec[2:4] \
+            and _same_params(plan[0], plan[1], rec[1]) and all(
+                r[1] == UNSTATED or p[1] == r[1] for p, r in zip(plan[4], rec[4]))
 
     missing = [p for p in planned if not any(same(p, r) for r in stored)]
     extra = [r for r in stored if not any(same(p, r) for p in planned)]
