@@ -56,6 +56,14 @@ def test_best_is_lowest_mean_top1_over_its_seeds_not_its_best_seed(br):
     assert best.params == {"C": 2} and best.report == "b"
 
 
+def test_a_tie_goes_to_the_defaults(br):
+    configs = br.group_configs([("x", rec(params={"C": 1}, seed=s)) for s in (0, 1, 2)]
+                               + [("defaults", rec())])
+    d = br.defaults_config(configs, "hsm", "letter", {})
+    assert br.best_config(configs, "hsm", "letter", prefer=d) is d
+    assert br.best_config(configs, "hsm", "letter").params == {"C": 1}  # more seeds
+
+
 def test_query_parameters_alone_still_count_as_defaults(br):
     r = rec(params={"decoder": "greedy"}, query={"decoder": "greedy"})
     [config] = br.group_configs([("defaults", r)])

@@ -128,13 +128,15 @@ def group_configs(records: list[tuple[str, dict]], methods=METHODS) -> list[Conf
     return list(configs.values())
 
 
-def best_config(configs: list[Config], method: str, dataset: str) -> Config | None:
+def best_config(configs: list[Config], method: str, dataset: str,
+                prefer: Config | None = None) -> Config | None:
     """The configuration of ``method`` on ``dataset`` with the lowest mean top-1 error
-    (ties: more seeds first, then the defaults report)."""
+    (ties: ``prefer``, then more seeds, then the defaults report)."""
     mine = [c for c in configs if c.method == method and c.dataset == dataset]
     if not mine:
         return None
-    return min(mine, key=lambda c: (c.top1, -len(c.seeds), c.report != DEFAULTS_REPORT))
+    return min(mine, key=lambda c: (c.top1, c is not prefer, -len(c.seeds),
+                                    c.report != DEFAULTS_REPORT))
 
 
 def best_perplexity(configs: list[Config], method: str, dataset: str) -> Config | None:
@@ -265,7 +267,7 @@ def table(records: list[tuple[str, dict]], cells: list[tuple[str, str]]) -> list
     ]
     for method, dataset in cells:
         d = defaults_config(configs, method, dataset, method_defaults(method))
-        best = best_config(configs, method, dataset)
+        best = best_config(configs, method, dataset, prefer=d)
         best_ppl = best_perplexity(configs, method, dataset)
         fails = failures_of(records, method, dataset, d.commits if d else None)
         others = sum(c.report != DEFAULTS_REPORT for c in configs
