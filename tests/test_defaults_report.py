@@ -169,3 +169,9 @@ def test_records_are_read_from_every_results_file_below_reports(br, tmp_path):
         (tmp_path / folder / "results.jsonl").write_text(json.dumps(rec()) + "\n\n")
     names = [name for name, _ in br.load_records(tmp_path)]
     assert sorted(names) == ["defaults", "defaults/probes", "scaling"]
+
+
+def test_the_readme_table_block_is_replaced_and_nothing_else(br):
+    text = f"intro\n{br.START}\nold table\n{br.END}\nfindings\n"
+    assert br.replace_block(text, "new") == f"intro\n{br.START}\nnew\n{br.END}\nfindings\n"
+    assert br.replace_block("no markers", "new") == "no markers"

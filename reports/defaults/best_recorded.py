@@ -10,8 +10,8 @@ with the lowest mean (smoothed) perplexity recorded. Issue 31's target: the defa
 the seeds both measured (paired) when they share any.
 
 Usage: python reports/defaults/best_recorded.py [--reports DIR] [--output FILE]
-(default: the reports/ folder above this file; writes best_recorded.md beside this file and
-prints it).
+(default: the reports/ folder above this file; writes best_recorded.md beside this file,
+replaces the table block of README.md and prints it).
 """
 from __future__ import annotations
 
@@ -318,6 +318,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=Path, default=HERE.parent)
     parser.add_argument("--output", type=Path, default=HERE / "best_recorded.md")
+    parser.add_argument("--readme", type=Path, default=HERE / "README.md",
+                        help="a file whose table block (between the markers) is replaced")
     args = parser.parse_args(argv)
     records = load_records(args.reports)
     cells = planned_cells(HERE / "suite.toml")
@@ -332,11 +334,27 @@ def main(argv=None) -> None:
              "*perplexity: the smoothed perplexity (a class given probability 0 gets 1e-5), "
              "comparable between models of different coverage; it equals the plain "
              "perplexity at 100% coverage. p50, fit time and peak RSS were measured under "
-             "the load stated in the README.", "",
-             *provenance(records), "", *table(records, cells), ""]
+             "the load stated in the README.", ""]
+    body = [*provenance(records), "", *table(records, cells)]
+    lines += [*body, ""]
     text = "\n".join(lines)
     args.output.write_text(text)
+    if args.readme.exists():
+        args.readme.write_text(replace_block(args.readme.read_text(), "\n".join(body)))
     print(text)
+
+
+START, END = "<!-- best_recorded.py: table -->", "<!-- best_recorded.py: end -->"
+
+
+def replace_block(text: str, block: str) -> str:
+    """``text`` with what stands between START and END replaced by ``block`` (unchanged if
+    the markers are missing)."""
+    head, start, rest = text.partition(START)
+    _, end, tail = rest.partition(END)
+    if not (start and end):
+        return text
+    return f"{head}{START}\n{block}\n{END}{tail}"
 
 
 if __name__ == "__main__":
