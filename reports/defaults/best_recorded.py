@@ -322,7 +322,7 @@ def main(argv=None) -> None:
                         help="a file whose table block (between the markers) is replaced")
     args = parser.parse_args(argv)
     records = load_records(args.reports)
-    cells = planned_cells(HERE / "suite.toml")
+    cells = planned_cells(HERE / "full-suite.toml")  # the whole plan, unfinished rows too
     lines = ["# Defaults vs the best recorded configuration", "",
              f"Written by `{COMMAND}` from every `results.jsonl` under `reports/` "
              f"({len(records)} records). Means over each configuration's seeds (ok records "
