@@ -22,8 +22,8 @@ import threading
 import time
 from multiprocessing.connection import Connection
 
-from .isolation import POLL_SECONDS, death_text, error_text, memory_error_text
-from .memory import format_gb, rss
+from .isolation import POLL_SECONDS, death_text, error_text, memory_error_text, over_limits
+from .memory import rss
 from .progress import phase_board
 
 #: seconds a child may take to start and read its arguments, beyond the cell's timeout
@@ -109,14 +109,9 @@ def _wait(proc, conn, board, timeout, memory_limit, on_wait):
                                  f"{STARTUP_SECONDS + timeout:g} s")
             continue
         elapsed = now - started
-        if elapsed >= timeout:
-            return "timeout", f"exceeded the timeout of {timeout:g} s"
-        used = rss(proc.pid) if memory_limit else None
-        if used is not None and used > baseline + memory_limit:
-            return "error", (f"exceeded the memory limit of {format_gb(memory_limit)} "
-                             f"(resident memory {format_gb(used)}, stopped); run a smaller "
-                             "problem, use the method's hashing/size parameters, or raise "
-                             "--memory-limit")
+        breach = over_limits(proc.pid, elapsed, timeout, memory_limit, baseline)
+        if breach is not None:
+            return breach
         if on_wait is not None and elapsed - last_report >= 1.0:
             last_report = elapsed
             on_wait(elapsed)

@@ -31,6 +31,21 @@ def memory_error_text(exc: BaseException, limit: int) -> str:
             f"--memory-limit\n{traceback.format_exc()}")
 
 
+def over_limits(pid: int, elapsed: float, timeout: float, memory_limit: int | None,
+                baseline: int) -> tuple[str, str] | None:
+    """(status, error) when a cell's process running for ``elapsed`` s has passed its timeout
+    or its resident memory is over ``baseline + memory_limit``; None while within both."""
+    if elapsed >= timeout:
+        return "timeout", f"exceeded the timeout of {timeout:g} s"
+    used = rss(pid) if memory_limit else None
+    if used is not None and used > baseline + memory_limit:
+        return "error", (f"exceeded the memory limit of {format_gb(memory_limit)} "
+                         f"(resident memory {format_gb(used)}, stopped); run a smaller "
+                         "problem, use the method's hashing/size parameters, or raise "
+                         "--memory-limit")
+    return None
+
+
 def parent_death_signal(sig: int) -> bool:
     """Ask Linux to send ``sig`` to this process when its parent dies (``PR_SET_PDEATHSIG``);
     False where that is not available."""
@@ -79,14 +94,9 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
         start, last_report = time.perf_counter(), 0.0
         while not parent.poll(POLL_SECONDS):  # EOF (a dead child) also ends the wait
             elapsed = time.perf_counter() - start
-            if elapsed >= timeout:
-                return "timeout", f"exceeded the timeout of {timeout:g} s"
-            used = rss(proc.pid) if memory_limit else None
-            if used is not None and used > baseline + memory_limit:
-                return "error", (f"exceeded the memory limit of {format_gb(memory_limit)} "
-                                 f"(resident memory {format_gb(used)}, stopped); run a smaller "
-                                 "problem, use the method's hashing/size parameters, or raise "
-                                 "--memory-limit")
+            breach = over_limits(proc.pid, elapsed, timeout, memory_limit, baseline)
+            if breach is not None:
+                return breach
             if on_wait is not None and elapsed - last_report >= 1.0:
                 last_report = elapsed
                 on_wait(elapsed)
