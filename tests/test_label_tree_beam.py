@@ -288,3 +288,11 @@ def test_resolved_params_hold_every_auto_parameter(method):
     assert m.stats()["resolved_params"] == m.resolved_params_
     given = make_method(method, random_state=0, epochs=1, beam=2).fit(X, y)
     assert "beam" not in given.resolved_params_
+
+
+def test_embedding_tree_step_size_rule_tells_sparse_from_dense():
+    auto = {"lr": "auto"}
+    assert defaults.resolve(SPARSE_SMALL, auto, embedding=True)["lr"] == 0.02
+    assert defaults.resolve(SPARSE_BIG, auto, embedding=True)["lr"] == 0.02
+    assert defaults.resolve(DENSE, auto, embedding=True)["lr"] == 0.1
+    assert defaults.resolve(SPARSE_SMALL, {"lr": 0.5}, embedding=True)["lr"] == 0.5

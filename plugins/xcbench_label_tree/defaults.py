@@ -29,6 +29,9 @@ AUTO_TREES = 3
 AUTO_BEAM = 2  # a single tree's beam
 WIDE_DENSE = 100  # dense data with at least this many features counts as wide
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
+# the SGD step size: the paper's 0.1, and 0.02 for the embedding tree on sparse data, where
+# 0.1 let the V_s of wide nodes drift to one direction (docs/methods/label-trees.md)
+SGD_LR, EMBEDDING_SPARSE_LR = 0.1, 0.02
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("prune") == AUTO:
         p["prune"] = (OVR_PRUNE if nodes in OVR_LOSSES else
                       CS_PRUNE if nodes == "independent" else 0.0)
+    if p.get("lr") == AUTO:
+        p["lr"] = EMBEDDING_SPARSE_LR if embedding and shape.sparse else SGD_LR
     if p.get("C") == AUTO:
         p["C"] = NODE_C.get(p.get("loss"), 1.0)
     if p.get("n_trees") == AUTO:

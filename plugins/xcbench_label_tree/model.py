@@ -39,7 +39,7 @@ SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
                "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
                "logistic": kernels.LOG_SIGMOID}
 AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "C", "prune", "bits",
-               "normalize", "n_trees", "beam")
+               "normalize", "n_trees", "beam", "lr")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
 # one-vs-rest nodes at prune = 0.1: kept weights per input nonzero over all levels (measured)
@@ -112,7 +112,8 @@ class LabelTree(Method):
         ``log_proba`` and perplexity exist), or, node by node only, "hinge" / "logistic":
         one binary squared-hinge SVM / logistic regression per child against its siblings
         (Bonsai's and Parabel's nodes; path scores sum -max(0, 1 - s)^2 / log sigmoid(s)).
-    epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes).
+    epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes);
+        the embedding tree's ``lr="auto"`` is 0.02 on sparse data, else 0.1.
     solver : "sgd" (AdaGrad SGD on ``loss`` over the whole tree) or "liblinear": every
         internal node fitted once, to convergence, on the rows whose class is under it
         (``xcbench.tree.node_fit``): ``loss="independent"`` with LIBLINEAR's Crammer-Singer
@@ -148,7 +149,7 @@ class LabelTree(Method):
         "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "loss": [StrOptions(set(LOSS_CODES) | set(defaults.OVR_LOSSES) | {"auto"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "solver": [StrOptions(set(SOLVERS) | {"auto"})],
         "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -280,8 +281,8 @@ class LabelTree(Method):
             loss = kernels.train_epoch(
                 order, y, t.child_ptr, t.children, t.parent, t.path_ptr, t.path_node,
                 table, acc, bias, bias_acc, X.shape[1], mask, Xd, indptr,
-                indices, data, dense, float(self.lr), LOSS_CODES[self._p("loss")], V, V_acc,
-                self.embedding_dim > 0, t.max_arity)
+                indices, data, dense, float(self._p("lr")), LOSS_CODES[self._p("loss")], V,
+                V_acc, self.embedding_dim > 0, t.max_arity)
             loss_curve.append(float(loss))
             self.report_progress(len(loss_curve), int(self.epochs), "epoch")
         return FittedTree(tree, table, bias, V, mask, loss_curve, path_cost)
@@ -660,7 +661,7 @@ class LabelEmbeddingTree(LabelTree):
     }
 
     def __init__(self, structure="auto", branching="auto", max_depth="auto",
-                 embedding_dim=100, loss="tree", epochs=5, lr=0.1, bits="auto",
+                 embedding_dim=100, loss="tree", epochs=5, lr="auto", bits="auto",
                  n_trees="auto", beam="auto", holdout=0.2, confusion_iter=50,
                  random_state=None):
         super().__init__(structure=structure, branching=branching, max_depth=max_depth,
