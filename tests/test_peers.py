@@ -386,3 +386,17 @@ def test_memory_guard_refuses_napkinxc_and_omikuji_up_front(tmp_path, name):
           "--out", str(out), "--quiet", "--no-report", "--in-process"])
     (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert record["status"] == "refused" and "would need" in record["error"]
+
+
+def test_omikuji_estimate_counts_the_thresholded_weights_not_the_dense_bound():
+    """omikuji-bonsai fitted synthetic-sparse-100k (1e6 rows, 848,632 features, 16 nonzeros
+    per row, K = 1e5) at a 2.7 GB peak (reports/scaling); the unthresholded weight bound said
+    165 GB and the memory guard refused it. The estimate must cover the measured peak and
+    stay under a 9 GB limit; without the threshold the weight bound is used."""
+    import xcbench
+
+    bonsai = xcbench.make_method("omikuji-bonsai")
+    shape = (1_000_000, 848_632, 16_000_000, 100_000)
+    assert 2.7e9 <= bonsai.estimate_memory(*shape) < 9e9
+    unpruned = xcbench.make_method("omikuji-bonsai", linear_weight_threshold=0.0)
+    assert unpruned.estimate_memory(*shape) > 50e9
