@@ -56,3 +56,17 @@ def test_interleaved_p50_takes_turns_and_cycles_through_the_rows():
     assert [x for name, x in log if name == "a"] == [0, 1, 2, 0, 1, 2]  # round r starts at 2r
     with pytest.raises(ValueError, match="0 rows"):
         interleaved_p50(models, {"a": rows[:0], "b": rows}, rounds=1, calls=2, warmup=0)
+
+
+def test_cpu_seconds_count_work_not_waiting_and_include_waited_children():
+    import subprocess
+    import sys
+
+    from xcbench.run.measure import cpu_seconds
+
+    start = cpu_seconds()
+    time.sleep(0.3)  # waiting costs no CPU
+    assert cpu_seconds() - start < 0.15
+    start = cpu_seconds()
+    subprocess.run([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True)
+    assert cpu_seconds() - start > 0.1  # the child's work is counted once it is waited for

@@ -120,6 +120,8 @@ def test_query_params_measured_on_one_fit(tmp_path):
     assert [r["query_params"]["decoder"] for r in records] == ["exact", "greedy", "topk",
                                                                  "beam"]
     assert len({r["summary"]["fit_seconds"] for r in records}) == 1  # one fit
+    fit = records[0]["summary"]
+    assert 0 < fit["fit_cpu_seconds"] <= 2 * fit["fit_seconds"] + 0.05  # fit threads = 1
     assert len({r["key"] for r in records}) == 4
     assert records[0]["metrics"]["top1_error"] == records[2]["metrics"]["top1_error"]
     again = run_plan(["hsm"], ["synthetic-small"], out=tmp_path, options=FAST, progress=False,

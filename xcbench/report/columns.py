@@ -68,6 +68,8 @@ COLUMNS = [
            "examples per second of batch prediction"),
     Column("fit_seconds", "fit (s)", "summary", "fit_seconds", "s", "lower",
            "training wall time"),
+    Column("fit_cpu_seconds", "fit CPU (s)", "summary", "fit_cpu_seconds", "s", "lower",
+           "training CPU time (all threads): the fit's cost when other jobs share the cores"),
     Column("train_throughput", "train (ex/s)", "summary", "train_examples_per_s", "num",
            "higher", "training examples per second"),
     Column("fit_rss_mb", "fit peak RSS (MB)", "memory", "fit_peak_rss_bytes", "mb", "lower",

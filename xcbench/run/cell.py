@@ -16,7 +16,8 @@ from ..contract.validate import (check_log_proba_output, check_path_cost_output,
 from ..metrics import path_cost_summary, quality_metrics
 from .fresh_interpreter import run_in_interpreter
 from .isolation import error_text, memory_error_text, run_in_child
-from .measure import batch_throughput, latency_summary, single_example_latency, time_call
+from .measure import (batch_throughput, cpu_seconds, latency_summary, single_example_latency,
+                      time_call)
 from .memory import format_gb, peak_rss, reset_peak_rss, rss
 from .options import RunOptions
 from .plan import Cell, cell_method_params
@@ -40,11 +41,12 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
         method = spec.make(**params)
         report_phase("fitting")
         reset = reset_peak_rss()
-        before = rss()
+        before, cpu_before = rss(), cpu_seconds()
         with threadpool_limits(limits=fit_threads), \
                 progress_listener(phase_board().set_progress):
             _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
                                        n_classes=dataset.n_classes)
+        fit_cpu_seconds = cpu_seconds() - cpu_before
         resolved = resolved_params(method)
         memory = {"rss_before_fit_bytes": before,
                   "fit_peak_rss_bytes": peak_rss() if reset else None,
@@ -58,6 +60,8 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
     messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
     for sections in results:
         sections["summary"]["fit_seconds"] = sections["timings"]["fit_seconds"] = fit_seconds
+        sections["summary"]["fit_cpu_seconds"] = fit_cpu_seconds
+        sections["timings"]["fit_cpu_seconds"] = fit_cpu_seconds
         sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0] / fit_seconds)
         sections["timings"]["fit_threads"] = fit_threads
         sections["memory"] = dict(memory)

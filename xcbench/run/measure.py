@@ -5,6 +5,7 @@ Every repeat is kept; summaries (percentiles, medians) are computed from them, n
 """
 from __future__ import annotations
 
+import resource
 import time
 
 import numpy as np
@@ -16,6 +17,14 @@ def time_call(fn, *args, **kwargs):
     start = time.perf_counter()
     result = fn(*args, **kwargs)
     return result, time.perf_counter() - start
+
+
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process (all its threads) and by the child processes
+    it has waited for (a peer's command-line tool): differences of it time work on a loaded
+    machine, where the wall time also counts waiting for a core."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def single_rows(X, n: int) -> list:
