@@ -131,3 +131,15 @@ def test_describe_shows_the_estimators_parameters(capsys):
     assert out.startswith("method sklearn:sklearn.linear_model.SGDClassifier  (flat; plugin "
                           "sklearn)")
     assert "  alpha " in out and "float in [0, inf)" in out
+
+
+def test_plugins_and_list_name_the_sklearn_family(capsys):
+    """``sklearn:PATH`` names are answered on demand, not registered: the listings must
+    still say that the family exists (they said "registers nothing")."""
+    from xcbench.cli import main
+
+    assert main(["plugins"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sklearn "))
+    assert "sklearn:PATH" in line and "registers nothing" not in line
+    assert main(["list", "methods"]) == 0
+    assert any(x.startswith("sklearn:PATH") for x in capsys.readouterr().out.splitlines())

@@ -23,6 +23,10 @@ __all__ = ["PREFIX", "NotAClassifier", "SklearnClassifier", "import_classifier",
 
 PREFIX = "sklearn:"
 EXAMPLE = "sklearn:sklearn.linear_model.LogisticRegression"
+#: the family of method names this plugin answers through ``resolve_method`` (shown by
+#: ``xcbench plugins`` and ``xcbench list methods``)
+RESOLVES = (f"{PREFIX}PATH", "any scikit-learn-style classifier by import path, e.g. "
+            f"{EXAMPLE} or sklearn:SGDClassifier")
 
 
 class NotAClassifier(ValueError):

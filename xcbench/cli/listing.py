@@ -6,11 +6,15 @@ from .common import add_common
 
 def cmd_list(args) -> int:
     from ..data import data_dir
-    from ..contract.plugins import dataset_specs, method_specs
+    from ..contract.plugins import dataset_specs, method_specs, plugin_infos
 
     if args.what == "methods":
         for name, spec in sorted(method_specs().items()):
             print(f"{name:<16} {spec.family:<9} {spec.description}  [plugin {spec.plugin}]")
+        for info in plugin_infos():
+            if info.resolves:
+                pattern, what = info.resolves
+                print(f"{pattern:<16} {'':<9} {what}  [plugin {info.name}]")
         print("(parameters and defaults of one: xcbench describe NAME)")
     else:
         from ..data.status import dataset_status
@@ -31,6 +35,8 @@ def cmd_plugins(args) -> int:
             parts.append("methods: " + ", ".join(sorted(info.methods)))
         if info.datasets:
             parts.append("datasets: " + ", ".join(sorted(info.datasets)))
+        if info.resolves:
+            parts.append(f"method names {info.resolves[0]}: {info.resolves[1]}")
         print(f"{info.name} {info.version}: " + ("; ".join(parts) or "registers nothing"))
     return 0
 

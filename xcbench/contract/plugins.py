@@ -34,6 +34,9 @@ class PluginInfo:
     version: str
     methods: list = field(default_factory=list)
     datasets: list = field(default_factory=list)
+    #: (name pattern, what it is) of the method names the plugin answers through the
+    #: ``resolve_method`` hook (its module's ``RESOLVES``), or None
+    resolves: tuple | None = None
 
 
 def _allowed_plugins() -> set[str] | None:
@@ -170,13 +173,22 @@ def get_method_spec(name: str):
 def plugin_infos() -> list[PluginInfo]:
     """One PluginInfo per loaded plugin, with what each registered."""
     pm = get_plugin_manager()
-    infos = {name: PluginInfo(name, _plugin_version(name, plugin))
+    infos = {name: PluginInfo(name, _plugin_version(name, plugin), resolves=_resolves(plugin))
              for name, plugin in pm.list_name_plugin()}
     for name, (_, plugin_name) in _collect("register_methods").items():
         infos[plugin_name].methods.append(name)
     for name, (_, plugin_name) in _collect("register_datasets").items():
         infos[plugin_name].datasets.append(name)
     return sorted(infos.values(), key=lambda info: info.name)
+
+
+def _resolves(plugin) -> tuple | None:
+    """A plugin's family of resolved method names: its ``RESOLVES`` (pattern, description),
+    or a generic one when it implements ``resolve_method`` without saying; else None."""
+    if not hasattr(plugin, "resolve_method"):
+        return None
+    return tuple(getattr(plugin, "RESOLVES", ("(names of its own)",
+                                              "method names answered by resolve_method")))
 
 
 def _plugin_version(name: str, plugin) -> str:
