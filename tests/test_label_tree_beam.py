@@ -237,7 +237,7 @@ def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
     assert big == {"structure": "kmeans_unbalanced", "branching": 100, "max_depth": 4,
                    "loss": "hinge", "solver": "liblinear", "C": 8.0, "prune": 0.1,
                    "bits": "csr",
-                   "normalize": True, "n_trees": 3, "beam": 1}
+                   "normalize": True, "n_trees": 2, "beam": 1}
     small = defaults.resolve(SPARSE_SMALL, AUTO_LT)
     assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 2
 
@@ -296,3 +296,17 @@ def test_embedding_tree_step_size_rule_tells_sparse_from_dense():
     assert defaults.resolve(SPARSE_BIG, auto, embedding=True)["lr"] == 0.02
     assert defaults.resolve(DENSE, auto, embedding=True)["lr"] == 0.1
     assert defaults.resolve(SPARSE_SMALL, {"lr": 0.5}, embedding=True)["lr"] == 0.5
+
+
+def test_ensemble_size_keeps_the_fit_in_budget():
+    """Three trees where their estimated fit stays within 30 minutes on one core (K = 1e4:
+    1.6e6 stored values), two at K = 1e5 (1.6e7 values: one tree took 771 s, three timed
+    out at 45 minutes), one below K = 1e4 and for data too large for even two."""
+    ten_k = defaults.DataShape(100_000, 89_232, 16.0, 10_000, True, 2.0)
+    assert defaults.resolve(ten_k, AUTO_LT)["n_trees"] == 3
+    assert defaults.resolve(SPARSE_BIG, AUTO_LT)["n_trees"] == 2
+    huge = defaults.DataShape(10_000_000, 848_632, 16.0, 100_000, True, 3.0)
+    assert defaults.resolve(huge, AUTO_LT)["n_trees"] == 1
+    assert defaults.resolve(SPARSE_SMALL, AUTO_LT)["n_trees"] == 1
+    one = defaults.tree_fit_seconds(SPARSE_BIG, 4)
+    assert 2 * one <= defaults.FIT_BUDGET_SECONDS < 3 * one

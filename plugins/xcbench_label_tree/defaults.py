@@ -25,7 +25,12 @@ ENSEMBLE_MIN_CLASSES = 10_000  # from here on the defaults average trees
 # squared hinge on unit rows gains from weak regularisation, Crammer-Singer nodes on raw
 # binary rows from strong
 NODE_C = {"hinge": 8.0, "independent": 0.1}
-AUTO_TREES = 3
+AUTO_TREES = 3  # the most trees the defaults average
+# the ensemble's fit budget on one core (the product's target for a default fit), and one
+# LIBLINEAR tree's fit seconds per stored training value and tree level, measured: 771 s
+# CPU for one tree on synthetic-sparse-100k (1.6e7 values, depth 4), beside other jobs
+FIT_BUDGET_SECONDS = 1800.0
+TREE_SECONDS_PER_VALUE_LEVEL = 771.0 / (1.6e7 * 4)
 AUTO_BEAM = 2  # a single tree's beam
 WIDE_DENSE = 100  # dense data with at least this many features counts as wide
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
@@ -59,6 +64,19 @@ def data_shape(X, y, n_classes: int) -> DataShape:
     skew = float(counts.max() / max(counts.mean(), 1e-12)) if n else 1.0
     return DataShape(int(n), int(d), float(nnz / max(n, 1)), int(n_classes),
                      bool(nnz <= SPARSE_DATA_SHARE * n * d), skew)
+
+
+def tree_fit_seconds(shape: DataShape, depth) -> float:
+    """Estimated CPU seconds of one LIBLINEAR tree's fit: every stored value of X is read
+    by the node problems of each level it passes (``depth`` levels; 3 when not limited)."""
+    levels = depth if isinstance(depth, int) else 3
+    return TREE_SECONDS_PER_VALUE_LEVEL * shape.n_samples * shape.nnz_per_row * levels
+
+
+def _trees_in_budget(shape: DataShape, depth) -> int:
+    """As many trees as fit in ``FIT_BUDGET_SECONDS``, at least 1, at most ``AUTO_TREES``."""
+    fit = max(tree_fit_seconds(shape, depth), 1e-9)
+    return int(min(AUTO_TREES, max(1, FIT_BUDGET_SECONDS // fit)))
 
 
 def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
@@ -102,8 +120,9 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("C") == AUTO:
         p["C"] = NODE_C.get(p.get("loss"), 1.0)
     if p.get("n_trees") == AUTO:
-        p["n_trees"] = (AUTO_TREES if K >= ENSEMBLE_MIN_CLASSES
-                        and p.get("solver") == "liblinear" else 1)
+        p["n_trees"] = (_trees_in_budget(shape, p.get("max_depth"))
+                        if K >= ENSEMBLE_MIN_CLASSES and p.get("solver") == "liblinear"
+                        else 1)
     if p.get("beam") == AUTO:
         # path scores of one-vs-rest or softmax nodes add up as log-scores; margins of the
         # hinge losses do not, so those trees decode greedily. An ensemble's trees decode
