@@ -8,7 +8,9 @@ the measurements behind them are in docs/methods/softmax-tree.md ("Defaults by r
 - sparse input (CSR, high-dimensional): clustered initial tree (the paper's Algorithm 2),
   one TAO pass, depth ceil(log2(K / k)) + 1 (about 2 leaf slots of k classes per class,
   the reports/scaling setting);
-- dense input: random initial tree, 20 TAO passes, depth max(8, ceil(log2(K / k)));
+- dense input: random initial tree, 20 TAO passes, and the deepest tree, at most 8, whose
+  leaves keep ROWS_PER_LEAF_CLASS x k training rows each, floor(log2(N / (6 k))), but at
+  least ceil(log2(K / k)) (so k 2^depth >= K);
 - alpha (l1 strength, sum-of-losses scale): 1.0 on sparse input; on dense input 0.01 when
   the median row norm is below SMALL_ROW_NORM (histogram-like features, whose weights must be
   large), else 0.1. It is the validation search's choice, or within 0.7 points of it, on
@@ -26,7 +28,8 @@ import scipy.sparse as sp
 SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
 AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
-MIN_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
+MAX_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
+ROWS_PER_LEAF_CLASS = 6  # dense: a leaf's training rows per class of its k, N / (2^depth k)
 DENSE_PASSES, SPARSE_PASSES = 20, 1
 
 
@@ -75,10 +78,19 @@ def rule_alpha(shape: DataShape) -> float:
 
 
 def rule_depth(shape: DataShape, k: int) -> int:
-    """Sparse: ceil(log2(K / k)) + 1, at least 1; dense: max(8, ceil(log2(K / k))); <= 30."""
+    """Sparse: ceil(log2(K / k)) + 1, at least 1. Dense: ``dense_depth``. At most 30."""
     need = log2_ceil(shape.n_classes / k)
-    depth = max(1, need + 1) if shape.sparse else max(MIN_DENSE_DEPTH, need)
+    depth = max(1, need + 1) if shape.sparse else max(need, dense_depth(shape, k))
     return int(min(30, depth))
+
+
+def dense_depth(shape: DataShape, k: int) -> int:
+    """The deepest tree, at most MAX_DENSE_DEPTH, whose 2^depth leaves keep on average
+    ROWS_PER_LEAF_CLASS training rows per class of their k: floor(log2(N / (6 k))), 0 when
+    N < 6 k. A leaf's softmax holds only the classes its training rows bring, so thinner
+    leaves fit fewer rows per class and give more test rows probability zero."""
+    leaves = shape.n_samples // (ROWS_PER_LEAF_CLASS * k)  # most leaves the rows can fill
+    return min(MAX_DENSE_DEPTH, max(0, leaves.bit_length() - 1))  # the largest 2^depth <= it
 
 
 def resolve_solver(solver: str, sparse: bool) -> str:
