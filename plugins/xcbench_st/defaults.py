@@ -9,8 +9,9 @@ the measurements behind them are in docs/methods/softmax-tree.md ("Defaults by r
   one TAO pass, depth ceil(log2(K / k)) + 1 (about 2 leaf slots of k classes per class,
   the reports/scaling setting);
 - dense input: random initial tree, 20 TAO passes, and the deepest tree, at most 8, whose
-  leaves keep ROWS_PER_LEAF_CLASS x k training rows each, floor(log2(N / (6 k))), but at
-  least ceil(log2(K / k)) (so k 2^depth >= K);
+  leaves keep enough training rows per class slot: 16 per class when K <= k (every leaf may
+  hold every class, so depth only partitions the inputs), 1 per slot of k when K > k; but
+  at least ceil(log2(K / k)), so k 2^depth >= K (``dense_depth``);
 - alpha (l1 strength, sum-of-losses scale): 1.0 on sparse input; on dense input 0.01 when
   the median row norm is below SMALL_ROW_NORM (histogram-like features, whose weights must be
   large), else 0.1. It is the validation search's choice, or within 0.7 points of it, on
@@ -29,7 +30,9 @@ SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
 AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
 MAX_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
-ROWS_PER_LEAF_CLASS = 6  # dense: a leaf's training rows per class of its k, N / (2^depth k)
+#: dense: training rows a leaf should keep per class slot, N / (2^depth min(k, K)): when
+#: K <= k (depth only partitions the inputs) and when K > k (depth also makes class room)
+ROWS_PER_SLOT_FEW_CLASSES, ROWS_PER_SLOT_MANY_CLASSES = 16, 1
 DENSE_PASSES, SPARSE_PASSES = 20, 1
 
 
@@ -85,12 +88,17 @@ def rule_depth(shape: DataShape, k: int) -> int:
 
 
 def dense_depth(shape: DataShape, k: int) -> int:
-    """The deepest tree, at most MAX_DENSE_DEPTH, whose 2^depth leaves keep on average
-    ROWS_PER_LEAF_CLASS training rows per class of their k: floor(log2(N / (6 k))), 0 when
-    N < 6 k. A leaf's softmax holds only the classes its training rows bring, so thinner
-    leaves fit fewer rows per class and give more test rows probability zero."""
-    leaves = shape.n_samples // (ROWS_PER_LEAF_CLASS * k)  # most leaves the rows can fill
-    return min(MAX_DENSE_DEPTH, max(0, leaves.bit_length() - 1))  # the largest 2^depth <= it
+    """The deepest tree, at most MAX_DENSE_DEPTH, whose 2^depth leaves of min(k, K) class
+    slots keep R training rows per slot: the largest 2^depth <= N / (R min(k, K)), 0 when
+    that is below 1. R = 16 when K <= k: every leaf may hold every class, depth only splits
+    the inputs, and a leaf's softmax holds just the classes its training rows bring, so
+    thin leaves give test rows probability zero (letter: 5, not 8). R = 1 when K > k: depth
+    also gives the classes room, but a tree with more leaf slots than training rows cannot
+    fill them (leaves100: 4, not 8)."""
+    few = shape.n_classes <= k
+    rows = ROWS_PER_SLOT_FEW_CLASSES if few else ROWS_PER_SLOT_MANY_CLASSES
+    leaves = shape.n_samples // (rows * min(k, shape.n_classes))  # most leaves rows can fill
+    return min(MAX_DENSE_DEPTH, max(0, leaves.bit_length() - 1))  # largest 2^depth <= it
 
 
 def resolve_solver(solver: str, sparse: bool) -> str:
