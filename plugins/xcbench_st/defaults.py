@@ -97,7 +97,7 @@ def dense_depth(shape: DataShape, k: int) -> int:
     fill them (leaves100: 4, not 8)."""
     few = shape.n_classes <= k
     rows = ROWS_PER_SLOT_FEW_CLASSES if few else ROWS_PER_SLOT_MANY_CLASSES
-    leaves = shape.n_samples // (rows * min(k, shape.n_classes))  # most leaves rows can fill
+    leaves = shape.n_samples // (rows * max(1, min(k, shape.n_classes)))  # leaves rows fill
     return min(MAX_DENSE_DEPTH, max(0, leaves.bit_length() - 1))  # largest 2^depth <= it
 
 
