@@ -5,7 +5,7 @@ import pytest
 
 from xcbench_st import AdaptiveSoftmaxTree, SoftmaxTree
 from xcbench_st.alpha_search import AUTO_ALPHAS, best_alpha, choose_alpha, search_memory
-from xcbench_st.defaults import DataShape, resolve_ast, resolve_st
+from xcbench_st.defaults import DataShape, dense_depth, resolve_ast, resolve_st
 
 SMALL = {"k": 3, "depth": 2, "n_iter": 3, "random_state": 0}
 
@@ -114,11 +114,35 @@ def test_st_rule_sparse_input_gets_the_clustered_one_pass_tree_one_level_deeper(
 
 
 def test_st_rule_dense_input_keeps_the_paper_tree_and_deepens_only_when_needed():
-    """Dense: random init, 20 passes, k = 50, depth max(8, ceil(log2(K / 50)))."""
+    """Dense: random init, 20 passes, k = 50; with rows enough to fill 2^8 leaves the depth
+    is max(8, ceil(log2(K / 50)))."""
     for K, depth in ((26, 8), (1_000, 8), (12_800, 8), (12_801, 9), (100_000, 11)):
-        got = resolve_st(AUTO_ST, _shape(K, sparse=False))
+        got = resolve_st(AUTO_ST, _shape(K, sparse=False, n=16 * 50 * 2 ** 8, d=10))
         assert got == {"init": "random", "n_iter": 20, "depth": depth, "alpha": 0.1, **LBFGSB}
     assert resolve_st({**AUTO_ST, "k": 300}, _shape(105_033, False))["depth"] == 9  # ODP
+
+
+@pytest.mark.parametrize("name, n, K, depth", [
+    ("letter", 16_000, 26, 5),  # K <= k: 16,000 // (16 x 26) = 38 leaves' worth -> 2^5
+    ("leaves100", 1_200, 100, 4),  # K > k: 1,200 // 50 = 24 -> 2^4
+    ("aloi27d-438", 43_642, 438, 8),  # 872 -> capped at 8
+    ("aloi27d", 45_000, 1_000, 8),
+    ("ptb", 572_902, 6_719, 8),
+    ("few rows, many classes", 2_000, 5_000, 7),  # k 2^depth >= K wins
+])
+def test_st_dense_depth_on_the_shipped_shapes(name, n, K, depth):
+    assert resolve_st(AUTO_ST, _shape(K, sparse=False, n=n, d=16))["depth"] == depth
+
+
+def test_st_dense_depth_is_the_largest_power_of_two_of_leaves_the_rows_fill():
+    few = 16 * 26  # K = 26 <= k = 50: rows a leaf keeps, 16 per class
+    for n, depth in ((0, 0), (few - 1, 0), (2 * few - 1, 0), (2 * few, 1), (32 * few, 5),
+                     (64 * few - 1, 5), (10**9, 8)):
+        assert dense_depth(_shape(26, False, n=n, d=16), 50) == depth
+    many = 50  # K = 100 > k = 50: one row per leaf slot
+    for n, depth in ((49, 0), (2 * many, 1), (16 * many, 4), (32 * many - 1, 4)):
+        assert dense_depth(_shape(100, False, n=n, d=16), 50) == depth
+    assert dense_depth(_shape(100, False, n=16 * 10, d=16), 10) == 4  # slots scale with k
 
 
 def test_st_rule_alpha_follows_sparsity_and_the_row_norm():
@@ -162,7 +186,7 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     X, y = _problem()
     st = SoftmaxTree(k=3, n_iter=2, random_state=0).fit(X, y)
     assert set(st.resolved_params_) == {"depth", "alpha", "init", *LBFGSB}
-    assert st.resolved_params_["depth"] == st.depth_ == 8
+    assert st.resolved_params_["depth"] == st.depth_ == 7  # K > k: 400 rows // 3 -> 2^7
     assert st.resolved_params_["alpha"] == st.alpha_ == 0.1
     assert st.resolved_params_["init"] == "random"
     Xs = sp.csr_matrix(np.abs(X))

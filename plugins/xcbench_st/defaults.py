@@ -8,7 +8,10 @@ the measurements behind them are in docs/methods/softmax-tree.md ("Defaults by r
 - sparse input (CSR, high-dimensional): clustered initial tree (the paper's Algorithm 2),
   one TAO pass, depth ceil(log2(K / k)) + 1 (about 2 leaf slots of k classes per class,
   the reports/scaling setting);
-- dense input: random initial tree, 20 TAO passes, depth max(8, ceil(log2(K / k)));
+- dense input: random initial tree, 20 TAO passes, and the deepest tree, at most 8, whose
+  leaves keep enough training rows per class slot: 16 per class when K <= k (every leaf may
+  hold every class, so depth only partitions the inputs), 1 per slot of k when K > k; but
+  at least ceil(log2(K / k)), so k 2^depth >= K (``dense_depth``);
 - alpha (l1 strength, sum-of-losses scale): 1.0 on sparse input; on dense input 0.01 when
   the median row norm is below SMALL_ROW_NORM (histogram-like features, whose weights must be
   large), else 0.1. It is the validation search's choice, or within 0.7 points of it, on
@@ -26,7 +29,10 @@ import scipy.sparse as sp
 SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
 AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
-MIN_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
+MAX_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
+#: dense: training rows a leaf should keep per class slot, N / (2^depth min(k, K)): when
+#: K <= k (depth only partitions the inputs) and when K > k (depth also makes class room)
+ROWS_PER_SLOT_FEW_CLASSES, ROWS_PER_SLOT_MANY_CLASSES = 16, 1
 DENSE_PASSES, SPARSE_PASSES = 20, 1
 
 
@@ -75,10 +81,24 @@ def rule_alpha(shape: DataShape) -> float:
 
 
 def rule_depth(shape: DataShape, k: int) -> int:
-    """Sparse: ceil(log2(K / k)) + 1, at least 1; dense: max(8, ceil(log2(K / k))); <= 30."""
+    """Sparse: ceil(log2(K / k)) + 1, at least 1. Dense: ``dense_depth``. At most 30."""
     need = log2_ceil(shape.n_classes / k)
-    depth = max(1, need + 1) if shape.sparse else max(MIN_DENSE_DEPTH, need)
+    depth = max(1, need + 1) if shape.sparse else max(need, dense_depth(shape, k))
     return int(min(30, depth))
+
+
+def dense_depth(shape: DataShape, k: int) -> int:
+    """The deepest tree, at most MAX_DENSE_DEPTH, whose 2^depth leaves of min(k, K) class
+    slots keep R training rows per slot: the largest 2^depth <= N / (R min(k, K)), 0 when
+    that is below 1. R = 16 when K <= k: every leaf may hold every class, depth only splits
+    the inputs, and a leaf's softmax holds just the classes its training rows bring, so
+    thin leaves give test rows probability zero (letter: 5, not 8). R = 1 when K > k: depth
+    also gives the classes room, but a tree with more leaf slots than training rows cannot
+    fill them (leaves100: 4, not 8)."""
+    few = shape.n_classes <= k
+    rows = ROWS_PER_SLOT_FEW_CLASSES if few else ROWS_PER_SLOT_MANY_CLASSES
+    leaves = shape.n_samples // (rows * max(1, min(k, shape.n_classes)))  # leaves rows fill
+    return min(MAX_DENSE_DEPTH, max(0, leaves.bit_length() - 1))  # largest 2^depth <= it
 
 
 def resolve_solver(solver: str, sparse: bool) -> str:
