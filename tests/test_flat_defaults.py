@@ -29,13 +29,13 @@ SYNTHETIC = DataShape(30_000, 30_000 * 128, 1_000, 128, 138.0)
 
 
 def test_C_follows_rows_per_class_times_spread_on_the_measured_datasets():
-    """C ~ 3000 K / (N spread), to the nearest power of ten: the grid's best (or within
-    its tolerance) on each (docs/methods/flat.md)."""
+    """C ~ 40 D K / (N spread), to the nearest power of ten, at least 0.1: within the
+    measured grid's tolerance on each (docs/methods/flat.md)."""
     got = {name: resolve_flat(AUTO_C, shape, 100)["C"] for name, shape in [
         ("letter", LETTER), ("leaves100", LEAVES100), ("aloi27d-438", ALOI27D_438),
         ("synthetic-sparse-1k", SPARSE_1K), ("synthetic", SYNTHETIC)]}
-    assert got == {"letter": 0.1, "leaves100": 1000.0, "aloi27d-438": 1000.0,
-                   "synthetic-sparse-1k": 10.0, "synthetic": 1.0}
+    assert got == {"letter": 0.1, "leaves100": 10000.0, "aloi27d-438": 1000.0,
+                   "synthetic-sparse-1k": 1000.0, "synthetic": 1.0}
 
 
 def test_C_rule_reads_scale_not_units_offset_or_duplicates():
@@ -48,7 +48,7 @@ def test_C_rule_reads_scale_not_units_offset_or_duplicates():
     assert resolve_C("auto", DataShape.of(10 * X, 6)) == pytest.approx(C / 100)
     assert resolve_C("auto", DataShape.of(X + 5, 6)) == C
     assert resolve_C("auto", DataShape.of(sp.csr_matrix(X), 6)) == C
-    raw = TARGET * 6 / (300 * row_spread(X))
+    raw = TARGET * 8 * 6 / (300 * row_spread(X))
     assert C == pytest.approx(10.0 ** round(np.log10(raw)))
     doubled = np.vstack([X, X])
     assert row_spread(doubled) == pytest.approx(row_spread(X))
@@ -82,9 +82,9 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     rng = np.random.default_rng(0)
     y = np.arange(120) % 4
     X = rng.normal(size=(120, 5)) + np.eye(4, 5)[y] * 3
-    C = resolve_C("auto", DataShape.of(X, 4))  # 3000 * 4 / (120 * 6.7): 10
+    C = resolve_C("auto", DataShape.of(X, 4))  # 40 * 5 * 4 / (120 * 11.8): 1
     soft = Softmax().fit(X, y)  # 120 rows, 5 x 4 weights
-    assert soft.resolved_params_ == {"C": C, "max_iter": 100, "solver": "lbfgs"} and C == 10.0
+    assert soft.resolved_params_ == {"C": C, "max_iter": 100, "solver": "lbfgs"} and C == 1.0
     ova = OneVsAll().fit(sp.csr_matrix(X), y)
     assert ova.resolved_params_ == {"C": C, "max_iter": 200}
     assert OneVsAll().fit(0.01 * X, y).resolved_params_["C"] == C_MAX  # C x 10^4, clipped

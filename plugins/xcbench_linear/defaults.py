@@ -9,12 +9,13 @@ docs/methods/flat.md has the rules and the measurements behind them).
   ``LARGE_WORK``; then 20, the budget every PTB report used (one iteration over PTB's
   572,902 x 150 dense rows and 6,719 classes took ~100 s here).
 - ``C="auto"`` (inverse L2 strength, sum-of-losses scale: ``0.5 ||W||^2 + C sum_i loss_i``,
-  intercepts unpenalised): ``C = TARGET * K / (N * spread)``, rounded to a power of ten and
-  kept in [``C_MIN``, ``C_MAX``], where ``spread`` = E ||x - mean row||^2. ``C N spread / K``
-  is the data term's curvature per class (rows per class times the rows' spread) over the
-  penalty's (1): the rule holds it at ``TARGET`` whatever the units of x (C scales as
-  1 / scale^2, as the weights a fixed boundary needs do), the mean row (absorbed by the
-  intercept), N and K. Measured grid and the choice of ``TARGET`` in docs/methods/flat.md.
+  intercepts unpenalised): ``C = TARGET * D * K / (N * spread)`` to the nearest power of ten,
+  kept in [``C_MIN``, ``C_MAX``], where ``spread`` = E ||x - mean row||^2. ``C N spread /
+  (D K)`` is the data term's curvature per weight (N rows, each adding spread / D per
+  feature) over the penalty's (1): the rule holds it near ``TARGET`` whatever the units of
+  x (C scales as 1 / scale^2, as the weights a fixed boundary needs do) or the mean row
+  (absorbed by the unpenalised intercepts). ``C_MIN`` binds on letter (D = 16, 615 rows per
+  class), where the ratio alone asks for C = 0.01. Measured grid in docs/methods/flat.md.
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ import scipy.sparse as sp
 AUTO_MEMORY_BYTES = 2 * 1024**3
 LARGE_WORK = 1e11  # stored values x classes per iteration (PTB: 5.8e11; aloi27d: 1.2e9)
 LARGE_MAX_ITER = 20
-TARGET = 3000.0  # C x rows per class x spread (docs/methods/flat.md: measured grid)
-C_MIN, C_MAX = 0.1, 1e4  # the range the measured grid covers
+TARGET = 40.0  # C N spread / (D K) (docs/methods/flat.md: measured grid)
+C_MIN, C_MAX = 0.1, 1e4  # letter loses 1.8 points at C = 0.01; 1e4: the largest C measured
 DEFAULT_C = 1.0  # when the spread is unknown (sizes only, e.g. estimate_memory)
 _SPREAD_CHUNK = 1 << 22  # values squared per step of row_spread
 
@@ -63,7 +64,7 @@ def row_spread(X) -> float:
 
 
 def resolve_C(C, shape: DataShape) -> float:
-    """C itself, or for ``"auto"`` the power of ten nearest TARGET K / (N spread) in log
+    """C itself, or for ``"auto"`` the power of ten nearest TARGET D K / (N spread) in log
     scale, clipped to [C_MIN, C_MAX] (C_MAX for rows that do not vary)."""
     if C != "auto":
         return float(C)
@@ -71,7 +72,8 @@ def resolve_C(C, shape: DataShape) -> float:
         return DEFAULT_C
     if shape.spread <= 0:
         return C_MAX
-    raw = TARGET * shape.n_classes / (shape.n_samples * shape.spread)
+    weights = max(shape.n_features, 1) * shape.n_classes
+    raw = TARGET * weights / (shape.n_samples * shape.spread)
     return float(min(max(10.0 ** round(math.log10(raw)), C_MIN), C_MAX))
 
 
