@@ -8,20 +8,30 @@ docs/methods/flat.md has the rules and the measurements behind them).
   one-vs-all) unless one iteration's work, stored values x classes, is above
   ``LARGE_WORK``; then 20, the budget every PTB report used (one iteration over PTB's
   572,902 x 150 dense rows and 6,719 classes took ~100 s here).
-- ``C="auto"`` (inverse L2 strength, sum-of-losses scale): 1.0 while the model has more
-  weights than there are training rows (D K > N: regularisation matters), else ``WEAK_C``.
-  Measured with ``softmax`` (probe, docs/methods/flat.md): aloi27d-438 (N = 43,642, D K =
-  11,826) 92.5% top-1 error at C = 1 vs 51.3% at C = 1000 (its histogram features, median
-  nonzero 0.0006, need large weights); letter (N = 16,000, D K = 416) 24.1% vs 24.3%.
+- ``C="auto"`` (inverse L2 strength, sum-of-losses scale: ``0.5 ||W||^2 + C sum_i loss_i``,
+  intercepts unpenalised): ``C = TARGET * D * K / (N * spread)`` to the nearest power of ten,
+  kept in [``C_MIN``, ``C_MAX``], where ``spread`` = E ||x - mean row||^2. ``C N spread /
+  (D K)`` is the data term's curvature per weight (N rows, each adding spread / D per
+  feature) over the penalty's (1): the rule holds it near ``TARGET`` whatever the units of
+  x (C scales as 1 / scale^2, as the weights a fixed boundary needs do) or the mean row
+  (absorbed by the unpenalised intercepts). ``C_MIN`` binds on letter (D = 16, 615 rows per
+  class), where the ratio alone asks for C = 0.01. Measured grid in docs/methods/flat.md.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
 
 AUTO_MEMORY_BYTES = 2 * 1024**3
 LARGE_WORK = 1e11  # stored values x classes per iteration (PTB: 5.8e11; aloi27d: 1.2e9)
 LARGE_MAX_ITER = 20
-DEFAULT_C, WEAK_C = 1.0, 1000.0
+TARGET = 40.0  # C N spread / (D K) (docs/methods/flat.md: measured grid)
+C_MIN, C_MAX = 0.1, 1e4  # letter loses 1.8 points at C = 0.01; 1e4: the largest C measured
+DEFAULT_C = 1.0  # when the spread is unknown (sizes only, e.g. estimate_memory)
+_SPREAD_CHUNK = 1 << 22  # values squared per step of row_spread
 
 
 @dataclass(frozen=True)
@@ -31,13 +41,40 @@ class DataShape:
     nnz: int
     n_classes: int
     n_features: int = 0
+    spread: float | None = None  # E ||x - mean row||^2 over the training rows
+
+    @classmethod
+    def of(cls, X, n_classes: int) -> "DataShape":
+        """The shape of training rows X (dense or CSR) with ``n_classes`` classes seen."""
+        nnz = X.nnz if sp.issparse(X) else X.size
+        return cls(X.shape[0], int(nnz), int(n_classes), X.shape[1], row_spread(X))
+
+
+def row_spread(X) -> float:
+    """E ||x - mean row||^2 (the trace of the rows' covariance) in O(nnz), no copy of X:
+    the mean squared row norm minus the squared norm of the mean row."""
+    n = X.shape[0]
+    values = X.data if sp.issparse(X) else np.asarray(X).reshape(-1)
+    sum_sq = 0.0
+    for start in range(0, values.size, _SPREAD_CHUNK):  # float64 sums, bounded copies
+        chunk = values[start:start + _SPREAD_CHUNK].astype(np.float64, copy=False)
+        sum_sq += float(np.dot(chunk, chunk))
+    mean = np.asarray(X.sum(axis=0, dtype=np.float64)).reshape(-1) / n
+    return max(sum_sq / n - float(mean @ mean), 0.0)
 
 
 def resolve_C(C, shape: DataShape) -> float:
+    """C itself, or for ``"auto"`` the power of ten nearest TARGET D K / (N spread) in log
+    scale, clipped to [C_MIN, C_MAX] (C_MAX for rows that do not vary)."""
     if C != "auto":
         return float(C)
-    overparameterised = shape.n_features * shape.n_classes > shape.n_samples
-    return DEFAULT_C if overparameterised else WEAK_C
+    if shape.spread is None:
+        return DEFAULT_C
+    if shape.spread <= 0:
+        return C_MAX
+    weights = max(shape.n_features, 1) * shape.n_classes
+    raw = TARGET * weights / (shape.n_samples * shape.spread)
+    return float(min(max(10.0 ** round(math.log10(raw)), C_MIN), C_MAX))
 
 
 def resolve_softmax_solver(solver: str, shape: DataShape) -> str:

@@ -48,8 +48,7 @@ class _LinearClassifier(Method):
         self.classes_ = np.unique(y)
         self._index_of = np.full(self.n_classes_, -1, dtype=np.int64)  # label -> seen index
         self._index_of[self.classes_] = np.arange(len(self.classes_))
-        shape = DataShape(X.shape[0], X.nnz if hasattr(X, "nnz") else X.size,
-                          len(self.classes_), X.shape[1])
+        shape = DataShape.of(X, len(self.classes_))
         self.resolved_params_ = resolve_flat(self.get_params(), shape, self._FULL_ITER)
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
             weights, intercept = np.zeros((X.shape[1], 1)), np.zeros(1)
@@ -146,8 +145,8 @@ def _bytes_of_labels(n_samples: int) -> int:
 class Softmax(_LinearClassifier):
     """Multinomial logistic regression, L2-regularised.
 
-    Parameters: ``C`` inverse regularisation strength (``"auto"``: 1, or 1000 when there are
-    more training rows than weights, see ``defaults.py``), ``max_iter`` (``"auto"``: 100, or 20
+    Parameters: ``C`` inverse regularisation strength (``"auto"``: from the rows per class
+    and the rows' spread, see ``defaults.py``), ``max_iter`` (``"auto"``: 100, or 20
     on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
     ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
