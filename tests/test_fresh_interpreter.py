@@ -54,12 +54,26 @@ def test_results_and_errors_come_back():
 
 def test_timeout_and_memory_cap_hold():
     start = time.perf_counter()
-    assert run_in_interpreter(sleep, (30,), timeout=1.0) == \
-        ("timeout", "exceeded the timeout of 1 s")
+    status, text = run_in_interpreter(sleep, (30,), timeout=1.0)
+    assert status == "timeout" and text.startswith("exceeded the timeout of 1 s after ")
     assert time.perf_counter() - start < 20
     status, text = run_in_interpreter(allocate, (1500,), timeout=60,
                                       memory_limit=300 * 2 ** 20)
     assert status == "error" and "exceeded the memory limit of 0.315 GB" in text
+
+
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_a_timeout_says_how_much_cpu_the_cell_got():
+    """On a loaded machine a cell can time out having had little CPU: the message says."""
+    status, text = run_in_interpreter(spin, (30,), timeout=3.0)
+    assert status == "timeout"
+    cpu = float(text.split(" after ")[1].split(" s of CPU")[0])
+    assert 0.5 <= cpu <= 8, text  # the interpreter's start (imports) counts too
 
 
 def test_phase_and_progress_reach_the_parent():

@@ -36,7 +36,9 @@ def over_limits(pid: int, elapsed: float, timeout: float, memory_limit: int | No
     """(status, error) when a cell's process running for ``elapsed`` s has passed its timeout
     or its resident memory is over ``baseline + memory_limit``; None while within both."""
     if elapsed >= timeout:
-        return "timeout", f"exceeded the timeout of {timeout:g} s"
+        cpu = process_cpu_seconds(pid)
+        used = f" after {cpu:.0f} s of CPU" if cpu is not None else ""
+        return "timeout", f"exceeded the timeout of {timeout:g} s{used}"
     used = rss(pid) if memory_limit else None
     if used is not None and used > baseline + memory_limit:
         return "error", (f"exceeded the memory limit of {format_gb(memory_limit)} "
@@ -44,6 +46,18 @@ def over_limits(pid: int, elapsed: float, timeout: float, memory_limit: int | No
                          "problem, use the method's hashing/size parameters, or raise "
                          "--memory-limit")
     return None
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads) process ``pid`` has used, from
+    /proc/PID/stat; None where that cannot be read. A timeout's message quotes it, so that a
+    cell cut short on a loaded machine says how much work it got."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def parent_death_signal(sig: int) -> bool:
