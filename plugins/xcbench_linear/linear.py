@@ -145,9 +145,9 @@ def _bytes_of_labels(n_samples: int) -> int:
 class Softmax(_LinearClassifier):
     """Multinomial logistic regression, L2-regularised.
 
-    Parameters: ``C`` inverse regularisation strength (``"auto"``: from the rows per class
-    and the rows' spread, see ``defaults.py``), ``max_iter`` (``"auto"``: 100, or 20
-    on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
+    Parameters: ``C`` inverse regularisation strength (``"auto"``: from the weights per
+    training row and the rows' spread, see ``defaults.py``), ``max_iter`` (``"auto"``: 100,
+    or 20 on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
     ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
     over row chunks, memory bounded; see ``chunked_lbfgs``), or ``"auto"`` (default):

@@ -218,8 +218,8 @@ class _OmikujiTree(Method):
         ``KEPT_PER_VALUE_LEVEL`` per stored value per tree level instead: saved models kept
         0.35-0.5 per value and level (Bonsai 1.4 / 1.85 / 1.94 per value over 4 levels at
         K = 1e3 / 1e4 / 1e5, Parabel 4.7 over 11 levels at 1e5, ``synthetic-sparse-*``);
-        the bound takes twice that. At K = 1e5 this estimates Bonsai at 3.5 GB (measured
-        peak 2.7 GB) where the weight bound said 165 GB."""
+        the bound takes twice that. At K = 1e5 this estimates Bonsai at 3.1 GB (measured
+        peaks 2.7 and 2.9 GB) where the weight bound said 165 GB."""
         self._validate_params()
         values = nnz + n_samples
         text = 2 * (17 * nnz + 64 * n_samples)

@@ -37,8 +37,8 @@ def over_limits(pid: int, elapsed: float, timeout: float, memory_limit: int | No
     or its resident memory is over ``baseline + memory_limit``; None while within both."""
     if elapsed >= timeout:
         cpu = process_cpu_seconds(pid)
-        used = f" after {cpu:.0f} s of CPU" if cpu is not None else ""
-        return "timeout", f"exceeded the timeout of {timeout:g} s{used}"
+        spent = f" after {cpu:.0f} s of CPU" if cpu is not None else ""
+        return "timeout", f"exceeded the timeout of {timeout:g} s{spent}"
     used = rss(pid) if memory_limit else None
     if used is not None and used > baseline + memory_limit:
         return "error", (f"exceeded the memory limit of {format_gb(memory_limit)} "
