@@ -2,39 +2,15 @@
 accepted that should be refused up front, and plugins that call ``sys.exit``."""
 import json
 
-import numpy as np
 import pytest
-from test_conformance import NearestMean
+from test_cli_check import AlwaysSure, NeverPossible
+from test_reliability import Registry
 
 import xcbench
 from xcbench.cli import EXIT_CELL_FAILED, EXIT_USAGE, main
 from xcbench.contract.plugins import register_plugin
 from xcbench.run.options import RunOptions
 from xcbench.run.plan import parse_param_overrides
-
-
-class Registry:
-    def __init__(self, *specs):
-        self.specs = specs
-
-    @xcbench.hookimpl
-    def register_methods(self, register):
-        for spec in self.specs:
-            register(spec)
-
-
-class AlwaysSure(NearestMean):
-    """log p = 0 for every label: stored ok with perplexity 1.0 before."""
-
-    def log_proba(self, X, y):
-        return np.zeros(len(y))
-
-
-class NeverPossible(NearestMean):
-    """log p = -inf for every label: stored ok with coverage 0 before."""
-
-    def log_proba(self, X, y):
-        return np.full(len(y), -np.inf)
 
 
 def _run(tmp_path, *args):
