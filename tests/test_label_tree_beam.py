@@ -234,12 +234,16 @@ AUTO_LT = {name: "auto" for name in ("structure", "branching", "max_depth", "los
 
 def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
     big = defaults.resolve(SPARSE_BIG, AUTO_LT)
-    assert big == {"structure": "kmeans_unbalanced", "branching": 100, "max_depth": 4,
+    assert big == {"structure": "kmeans_unbalanced", "branching": 100, "max_depth": 3,
                    "loss": "hinge", "solver": "liblinear", "C": 8.0, "prune": 0.1,
                    "bits": "csr",
-                   "normalize": True, "n_trees": 2, "beam": 1}
+                   "normalize": True, "n_trees": 3, "beam": 2}
     small = defaults.resolve(SPARSE_SMALL, AUTO_LT)
-    assert small["max_depth"] == 3 and small["n_trees"] == 1 and small["beam"] == 2
+    assert small["max_depth"] == 2 and small["n_trees"] == 1 and small["beam"] == 2
+    # the levels a balanced tree of width 100 needs, at least 2: 1e4 -> 2, 1e4 + 1 -> 3
+    for k, depth in ((10, 2), (10_000, 2), (10_001, 3), (1_000_000, 3)):
+        shape = defaults.DataShape(100_000, 50_000, 16.0, k, True, 1.0)
+        assert defaults.resolve(shape, AUTO_LT)["max_depth"] == depth
 
 
 def test_defaults_on_dense_data_and_for_the_papers_losses():
@@ -256,7 +260,8 @@ def test_defaults_on_dense_data_and_for_the_papers_losses():
     cs = defaults.resolve(SPARSE_BIG, {**AUTO_LT, "loss": "independent"})
     assert cs["solver"] == "liblinear" and cs["C"] == 0.1 and cs["prune"] == 0.01
     given = defaults.resolve(SPARSE_BIG, {**AUTO_LT, "branching": 16, "n_trees": 2})
-    assert given["branching"] == 16 and given["n_trees"] == 2 and given["max_depth"] == 6
+    assert given["branching"] == 16 and given["n_trees"] == 2 and given["max_depth"] == 5
+    assert given["beam"] == 2  # every one-vs-rest tree decodes with a beam of 2
 
 
 def test_defaults_of_the_embedding_tree():
@@ -300,13 +305,16 @@ def test_embedding_tree_step_size_rule_tells_sparse_from_dense():
 
 def test_ensemble_size_keeps_the_fit_in_budget():
     """Three trees where their estimated fit stays within 30 minutes on one core (K = 1e4:
-    1.6e6 stored values), two at K = 1e5 (1.6e7 values: one tree took 771 s, three timed
-    out at 45 minutes), one below K = 1e4 and for data too large for even two."""
+    1.6e6 stored values; K = 1e5: 1.6e7 values in depth-3 trees, 578 s each by the
+    estimate), two for half again as many rows, one below K = 1e4 and for data too large
+    for even two."""
     ten_k = defaults.DataShape(100_000, 89_232, 16.0, 10_000, True, 2.0)
     assert defaults.resolve(ten_k, AUTO_LT)["n_trees"] == 3
-    assert defaults.resolve(SPARSE_BIG, AUTO_LT)["n_trees"] == 2
+    assert defaults.resolve(SPARSE_BIG, AUTO_LT)["n_trees"] == 3
+    one = defaults.tree_fit_seconds(SPARSE_BIG, 3)
+    assert 3 * one <= defaults.FIT_BUDGET_SECONDS < 4 * one
+    larger = defaults.DataShape(1_500_000, 848_632, 16.0, 100_000, True, 3.0)
+    assert defaults.resolve(larger, AUTO_LT)["n_trees"] == 2
     huge = defaults.DataShape(10_000_000, 848_632, 16.0, 100_000, True, 3.0)
     assert defaults.resolve(huge, AUTO_LT)["n_trees"] == 1
     assert defaults.resolve(SPARSE_SMALL, AUTO_LT)["n_trees"] == 1
-    one = defaults.tree_fit_seconds(SPARSE_BIG, 4)
-    assert 2 * one <= defaults.FIT_BUDGET_SECONDS < 3 * one

@@ -31,7 +31,7 @@ AUTO_TREES = 3  # the most trees the defaults average
 # CPU for one tree on synthetic-sparse-100k (1.6e7 values, depth 4), beside other jobs
 FIT_BUDGET_SECONDS = 1800.0
 TREE_SECONDS_PER_VALUE_LEVEL = 771.0 / (1.6e7 * 4)
-AUTO_BEAM = 2  # a single tree's beam
+AUTO_BEAM = 2  # the beam of a tree with one-vs-rest or softmax nodes
 WIDE_DENSE = 100  # dense data with at least this many features counts as wide
 SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
 # the SGD step size: the paper's 0.1, and 0.02 for the embedding tree on sparse data, where
@@ -101,12 +101,15 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("branching") == AUTO:
         p["branching"] = WIDE if p["structure"] == "kmeans_unbalanced" else "sqrt"
     if p.get("max_depth") == AUTO:
-        # unbalanced trees: the levels a balanced tree of this width needs, plus one for
-        # uneven clusters (at least 3, Bonsai's depth); balanced trees need no limit
+        # unbalanced trees: the levels a balanced tree of this width needs (at least 2);
+        # uneven clusters need no extra level: a last-level node with more than
+        # LAST_LEVEL_CAP x branching classes is split once more anyway (structure.py), and
+        # a level of slack made the trees deeper, slower to fit and less accurate
+        # (docs/methods/label-trees.md); balanced trees need no limit
         p["max_depth"] = None
         if p["structure"] == "kmeans_unbalanced":
             width = WIDE if p["branching"] == "sqrt" else int(p["branching"])
-            p["max_depth"] = max(2, math.ceil(math.log(max(K, 2)) / math.log(width))) + 1
+            p["max_depth"] = max(2, math.ceil(math.log(max(K, 2)) / math.log(width)))
     if p.get("bits") == AUTO and not embedding:
         p["bits"] = "csr" if p.get("solver") == "liblinear" else AUTO
     nodes = p.get("loss") if p.get("solver") == "liblinear" else None  # node-by-node model
@@ -125,9 +128,10 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
                         else 1)
     if p.get("beam") == AUTO:
         # path scores of one-vs-rest or softmax nodes add up as log-scores; margins of the
-        # hinge losses do not, so those trees decode greedily. An ensemble's trees decode
-        # greedily too: averaging three greedy paths was as accurate as wider beams and
-        # cheaper (measured on synthetic-sparse-1k / 10k)
+        # hinge losses do not, so those trees decode greedily. A beam of 2 in every tree,
+        # one or an ensemble: the greedy descent lost 0.3-4 points to it on
+        # synthetic-sparse-1k / 10k / 100k, wider beams gained at most 0.4 more at up to
+        # twice the cost (docs/methods/label-trees.md)
         scored = p.get("loss") in OVR_LOSSES + ("softmax",)
-        p["beam"] = (AUTO_BEAM if p.get("n_trees") == 1 else 1) if scored else 1
+        p["beam"] = AUTO_BEAM if scored else 1
     return p
