@@ -122,7 +122,8 @@ def check_X(X, n_features: int | None = None, name: str = "X"):
     ``|x| > MAX_ABS_FEATURE`` (3.4e38, the float32 range: rescale such features).
     """
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
+        if not isinstance(X, sp.csr_matrix):  # (a CSR matrix as is: rebuilding one costs
+            X = sp.csr_matrix(X)              # microseconds per single-example call)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         data = X.data
