@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from xcbench.contract.data_shape import DataSizes
+
 from .memory import DIRECT_LIMIT_BYTES, fit_peak_bytes
 
 AUTO = "auto"
@@ -30,18 +32,15 @@ LR_SPARSE, LR_STEP = 0.2, 0.16  # SGD: sparse rows / dense rows, lr = LR_STEP / 
 
 
 @dataclass(frozen=True)
-class DataShape:
+class DataShape(DataSizes):
     """The training data as the rules see them. ``label_entropy`` is the entropy of the
     training label frequencies divided by log K (1 = every class equally frequent; None
-    when unknown, e.g. in ``estimate_memory``); ``mean_sq_norm`` the mean ||x||^2."""
+    when unknown, e.g. in ``estimate_memory``, whose sizes count as sparse when under half
+    the cells are stored); ``mean_sq_norm`` the mean ||x||^2."""
 
-    n_samples: int
-    n_features: int
-    nnz: int
-    n_classes: int
-    sparse: bool
     label_entropy: float | None = None
     mean_sq_norm: float | None = None
+    SPARSE_SHARE = 0.5
 
     @classmethod
     def of(cls, X, y, n_classes: int) -> "DataShape":
@@ -52,13 +51,6 @@ class DataShape:
         sq = float(X.multiply(X).sum()) if sparse else float(np.einsum("ij,ij->", X, X))
         return cls(n, d, nnz, int(n_classes), sparse, label_entropy(y, n_classes),
                    sq / max(n, 1))
-
-    @classmethod
-    def from_sizes(cls, n_samples, n_features, nnz, n_classes) -> "DataShape":
-        """What ``estimate_memory`` knows: sizes only; sparse when under half the cells are
-        stored."""
-        sparse = nnz < 0.5 * n_samples * n_features
-        return cls(int(n_samples), int(n_features), int(nnz), int(n_classes), sparse)
 
 
 def label_entropy(y, n_classes: int) -> float:

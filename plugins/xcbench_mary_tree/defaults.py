@@ -7,10 +7,12 @@ estimator's parameters, a DataShape) to the value of every parameter left at ``"
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
+
+from xcbench.contract.data_shape import DataSizes
 
 AUTO = "auto"
 ID_MAX_COLUMNS = 8  # word-id data: at most this many columns (context positions) ...
@@ -23,20 +25,12 @@ WIDE = {"d_r": 200, "epochs": 2, "lr": 0.07, "tree_epochs": 0.25}  # learned rep
 
 
 @dataclass(frozen=True)
-class DataShape:
+class DataShape(DataSizes):
     """The training data as the rules see them: sizes, sparsity, and whether X looks like
     word ids (few dense columns of non-negative integers; None when unknown)."""
 
-    n_samples: int
-    n_features: int
-    nnz: int
-    n_classes: int
-    sparse: bool
     integer_ids: bool | None = None
-
-    @property
-    def nnz_per_row(self) -> float:
-        return self.nnz / max(self.n_samples, 1)
+    SPARSE_SHARE = 0.5
 
     @classmethod
     def of(cls, X, n_classes: int) -> "DataShape":
@@ -51,9 +45,8 @@ class DataShape:
     def from_sizes(cls, n_samples, n_features, nnz, n_classes) -> "DataShape":
         """What ``estimate_memory`` knows (sizes only): few dense columns are taken for ids,
         the costlier guess."""
-        sparse = nnz < 0.5 * n_samples * n_features
-        return cls(int(n_samples), int(n_features), int(nnz), int(n_classes), sparse,
-                   not sparse and n_features <= ID_MAX_COLUMNS)
+        sizes = super().from_sizes(n_samples, n_features, nnz, n_classes)
+        return replace(sizes, integer_ids=not sizes.sparse and n_features <= ID_MAX_COLUMNS)
 
 
 def representation_rule(shape: DataShape) -> str:

@@ -14,28 +14,18 @@ from dataclasses import dataclass
 
 import scipy.sparse as sp
 
+from xcbench.contract.data_shape import DataSizes, stored_values
+
 ADAGRAD_LR, VW_LR, ADAGRAD_ROUTER_LR = 0.5, 1.0, 2.0
 
 
 @dataclass(frozen=True)
-class DataShape:
+class DataShape(DataSizes):
     """Rows, features, stored values, classes, and whether the input is sparse (CSR)."""
-    n_samples: int
-    n_features: int
-    nnz: int
-    n_classes: int
-    sparse: bool
-
-    @classmethod
-    def from_sizes(cls, n_samples, n_features, nnz, n_classes):
-        """The shape ``estimate_memory`` gets: dense when every value is stored."""
-        return cls(int(n_samples), int(n_features), int(nnz), int(n_classes),
-                   sparse=int(nnz) < int(n_samples) * int(n_features))
 
     @classmethod
     def of(cls, X, n_classes):
-        nnz = X.nnz if sp.issparse(X) else X.size
-        return cls(X.shape[0], X.shape[1], int(nnz), int(n_classes), sp.issparse(X))
+        return cls(X.shape[0], X.shape[1], stored_values(X), int(n_classes), sp.issparse(X))
 
 
 def _is_auto(value) -> bool:

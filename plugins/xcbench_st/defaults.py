@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from xcbench.contract.data_shape import DataSizes
+
 SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
 AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
@@ -37,21 +39,11 @@ DENSE_PASSES, SPARSE_PASSES = 20, 1
 
 
 @dataclass(frozen=True)
-class DataShape:
+class DataShape(DataSizes):
     """What the rules read from the training data. ``row_norm`` (median Euclidean norm of a
-    row) is None when only the shape is known (``estimate_memory``)."""
-    n_samples: int
-    n_features: int
-    nnz: int
-    n_classes: int
-    sparse: bool
+    row) is None when only the shape is known (``estimate_memory``, sizes: dense when
+    every value is stored)."""
     row_norm: float | None = None
-
-    @classmethod
-    def from_sizes(cls, n_samples, n_features, nnz, n_classes):
-        """The shape ``estimate_memory`` gets: dense when every value is stored."""
-        return cls(int(n_samples), int(n_features), int(nnz), int(n_classes),
-                   sparse=int(nnz) < int(n_samples) * int(n_features))
 
     @classmethod
     def of(cls, X, n_classes):
