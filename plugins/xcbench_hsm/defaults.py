@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from xcbench.contract.data_shape import DataSizes
+from xcbench.contract.data_shape import DataSizes, stored_values
 
 from .memory import DIRECT_LIMIT_BYTES, fit_peak_bytes
 
@@ -47,7 +47,7 @@ class DataShape(DataSizes):
         """The shape of training data X (dense or sparse) with labels y in [0, n_classes)."""
         n, d = X.shape
         sparse = sp.issparse(X)
-        nnz = int(X.nnz) if sparse else int(X.size)
+        nnz = stored_values(X)
         sq = float(X.multiply(X).sum()) if sparse else float(np.einsum("ij,ij->", X, X))
         return cls(n, d, nnz, int(n_classes), sparse, label_entropy(y, n_classes),
                    sq / max(n, 1))

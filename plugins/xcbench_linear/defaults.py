@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from xcbench.contract.data_shape import stored_values
+
 AUTO_MEMORY_BYTES = 2 * 1024**3
 LARGE_WORK = 1e11  # stored values x classes per iteration (PTB: 5.8e11; aloi27d: 1.2e9)
 LARGE_MAX_ITER = 20
@@ -46,8 +48,7 @@ class DataShape:
     @classmethod
     def of(cls, X, n_classes: int) -> "DataShape":
         """The shape of training rows X (dense or CSR) with ``n_classes`` classes seen."""
-        nnz = X.nnz if sp.issparse(X) else X.size
-        return cls(X.shape[0], int(nnz), int(n_classes), X.shape[1], row_spread(X))
+        return cls(X.shape[0], stored_values(X), int(n_classes), X.shape[1], row_spread(X))
 
 
 def row_spread(X) -> float:

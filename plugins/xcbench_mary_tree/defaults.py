@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from xcbench.contract.data_shape import DataSizes
+from xcbench.contract.data_shape import DataSizes, stored_values
 
 AUTO = "auto"
 ID_MAX_COLUMNS = 8  # word-id data: at most this many columns (context positions) ...
@@ -36,7 +36,7 @@ class DataShape(DataSizes):
     def of(cls, X, n_classes: int) -> "DataShape":
         n, d = X.shape
         sparse = sp.issparse(X)
-        nnz = int(X.nnz) if sparse else int(X.size)
+        nnz = stored_values(X)
         ids = (not sparse and d <= ID_MAX_COLUMNS and X.size > 0 and X.min() >= 0
                and X.max() >= ID_MIN_VALUE and bool(np.all(X == np.floor(X))))
         return cls(n, d, nnz, int(n_classes), sparse, bool(ids))

@@ -59,11 +59,11 @@ SETTINGS = {  # per model: parameters shared by both K, then per-K ones (README)
     "label_embedding_tree:branching=16": ({"branching": 16}, {}),
     "label_embedding_tree:lr=0.02": ({"lr": 0.02}, {}),
     # the defaults of the methods whose entries above set parameters (issue 31's target is
-    # on the defaults; lomtree, recall_tree, mary_tree and label_embedding_tree above are)
+    # on the defaults; the entries "recall_tree", "mary_tree", "label_tree" and
+    # "label_embedding_tree" above are the defaults already)
     "hsm:defaults": ({}, {}),
     "st:defaults": ({}, {}),
     "ast:defaults": ({}, {}),
-    "label_tree:defaults": ({}, {}),
 }
 args = sys.argv[1:]
 if {"-h", "--help"} & set(args):

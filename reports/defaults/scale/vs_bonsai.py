@@ -5,7 +5,7 @@ Fits ``label_tree`` (its defaults, or with ``--param NAME=VALUE``) and ``omikuji
 (its authors' defaults) single-threaded on the training rows, then prints for each model
 the fit's CPU seconds and top-1 error on the test rows (the label tree at each ``--beams``
 width, a query-time setting, on the same fit), McNemar's exact test of each beam's top-1
-against Bonsai's (scipy's ``binomtest`` on the rows only one side gets right), and the
+against Bonsai's (``xcbench.stats.mcnemar_exact``), and the
 single-example p50 of every model timed interleaved (``ROUNDS`` rounds of ``CALLS`` calls,
 models in turn, ``xcbench.run.measure.interleaved_p50``) with each one's median ratio to
 Bonsai's over the rounds. Peak memory is not measured here (both models share the
@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binomtest
 from threadpoolctl import threadpool_limits
 
 from xcbench import load_dataset, make_method
 from xcbench.run.measure import interleaved_p50
 from xcbench.run.plan import parse_value
+from xcbench.stats import mcnemar_exact
 
 ROUNDS, CALLS = 7, 1000
 PEER = "omikuji-bonsai"
@@ -56,9 +56,9 @@ def fitted(method, params, data, cache):
 
 
 def mcnemar(right_a, right_b) -> str:
-    only_a, only_b = int(np.sum(right_a & ~right_b)), int(np.sum(~right_a & right_b))
-    p = binomtest(only_a, only_a + only_b).pvalue if only_a + only_b else 1.0
-    return f"{only_a} rows only it gets right, {only_b} only Bonsai; McNemar p = {p:.2g}"
+    test = mcnemar_exact(right_a, right_b)
+    return (f"{test.only_a} rows only it gets right, {test.only_b} only Bonsai; "
+            f"McNemar p = {test.pvalue:.2g}")
 
 
 def main():
