@@ -20,7 +20,7 @@ from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fi
 from xcbench.tree import node_major
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
-from . import defaults, kernels
+from . import defaults, kernels, node_c
 from .nodes import logistic_ovr_node, squared_hinge_node
 from .structure import (build_structure, class_embedding, confusion_affinity, kmeans_splitter,
                         path_arity_sums, random_splitter, spectral_splitter, structure_size,
@@ -247,6 +247,9 @@ class LabelTree(Method):
         self.branching_ = self._branching(self.n_classes_)
         if self._p("normalize"):
             X = _unit_rows(X)
+        # C="auto" with hinge nodes: chosen on the first tree's root (node_c), which then
+        # holds for every tree; C_probe_ keeps the held-out accuracy of each candidate
+        self.C_probe_ = None if self._chooses_C() else {}
         self.trees_ = [self._fit_tree(X, y, rng) for _ in range(int(self._p("n_trees")))]
         self._build_forest()
         first = self.trees_[0]
@@ -262,6 +265,8 @@ class LabelTree(Method):
                                self._split(X, y, self.n_classes_, rng), max_depth=max_depth)
         path_cost = path_arity_sums(tree) + self.embedding_dim
         if self._p("solver") == "liblinear":
+            if self.C_probe_ is None:
+                self._choose_C(X, y, tree)
             table, bias, mask = self._fit_nodes(tree, X, y, rng)
             return FittedTree(tree, table, bias, np.zeros((1, 1)), mask, [], path_cost)
         bits = self._p("bits")
@@ -342,6 +347,19 @@ class LabelTree(Method):
         if "forest_" in state:
             self._forest_views()
             self.table_ = self.trees_[0].table
+
+    def _chooses_C(self):
+        """Whether fit chooses C on the data: left at "auto", with one-vs-rest hinge nodes."""
+        return (self.C == "auto" and self._p("solver") == "liblinear"
+                and self._p("loss") == "hinge")
+
+    def _choose_C(self, X, y, tree):
+        """C from the held-out accuracy of the root node at each candidate
+        (``node_c.choose_C``); the rule's constant stays when the data is too small."""
+        C, self.C_probe_ = node_c.choose_C(X, y, tree, NODE_FITTERS["hinge"],
+                                           self.random_state, max_iter=int(self.max_iter))
+        if C is not None:
+            self._resolved["C"] = self.resolved_params_["C"] = C
 
     def _check_solver(self):
         solver, loss = self._p("solver"), self._p("loss")
@@ -618,6 +636,8 @@ class LabelTree(Method):
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
             "resolved_params": dict(self.resolved_params_),
+            # C="auto" with hinge nodes: the root's held-out accuracy at each candidate C
+            "C_probe": {str(C): acc for C, acc in (self.__dict__.get("C_probe_") or {}).items()},
             "train_loss_curve": self.loss_curve_,
         }
 
