@@ -122,6 +122,15 @@ def test_st_rule_dense_input_keeps_the_paper_tree_and_deepens_only_when_needed()
     assert resolve_st({**AUTO_ST, "k": 300}, _shape(105_033, False))["depth"] == 9  # ODP
 
 
+@pytest.mark.parametrize("d, sparse, init", [
+    (16, False, "random"), (99, False, "random"),  # narrow dense (letter, aloi27d)
+    (100, False, "cluster"), (192, False, "cluster"),  # wide dense (leaves100, synthetic)
+    (16, True, "cluster"), (10_000, True, "cluster"),  # sparse
+])
+def test_st_initial_tree_is_clustered_unless_the_input_is_narrow_and_dense(d, sparse, init):
+    assert resolve_st(AUTO_ST, _shape(1_000, sparse=sparse, d=d))["init"] == init
+
+
 @pytest.mark.parametrize("name, n, K, depth", [
     ("letter", 16_000, 26, 5),  # K <= k: 16,000 // (16 x 26) = 38 leaves' worth -> 2^5
     ("leaves100", 1_200, 100, 4),  # K > k: 1,200 // 50 = 24 -> 2^4
