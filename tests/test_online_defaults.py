@@ -45,9 +45,21 @@ def test_explicit_values_and_none_are_kept_apart():
     assert resolve_recall_tree(explicit, _shape(1_000, True)) == {}
     none = resolve_recall_tree({**explicit, "max_depth": None}, _shape(1_000, True))
     assert none == {"max_depth": 10}  # None is the earlier spelling of "auto"
-    assert resolve_lomtree({"max_internal": "auto"}, _shape(438, False)) == {"max_internal": 437}
-    assert resolve_lomtree({"max_internal": None}, _shape(1, False)) == {"max_internal": 1}
-    assert resolve_lomtree({"max_internal": 20}, _shape(438, False)) == {}
+    assert resolve_lomtree({"max_internal": "auto", "lr": 1.0},
+                           _shape(438, False)) == {"max_internal": 437}
+    assert resolve_lomtree({"max_internal": None, "lr": 1.0}, _shape(1, False)) == {"max_internal": 1}
+    assert resolve_lomtree({"max_internal": 20, "lr": 1.0}, _shape(438, False)) == {}
+
+
+@pytest.mark.parametrize("d, sparse, update, lr", [
+    (27, False, "vw", 1.0), (99, False, "vw", 1.0),  # narrow dense (letter, aloi27d)
+    (100, False, "vw", 0.2), (192, False, "vw", 0.2),  # wide dense (leaves100, synthetic)
+    (10_000, True, "vw", 1.0),  # sparse
+    (192, False, "adagrad", 1.0),  # the rule was measured with VW's update only
+])
+def test_lomtree_rate_is_smaller_on_wide_dense_input(d, sparse, update, lr):
+    shape = DataShape(10_000, d, 16 * 10_000 if sparse else 10_000 * d, 1_000, sparse)
+    assert resolve_lomtree({"lr": "auto", "update": update}, shape)["lr"] == lr
 
 
 def _data(n=300, K=6, D=8, seed=0):
@@ -59,9 +71,9 @@ def _data(n=300, K=6, D=8, seed=0):
 def test_fitted_models_expose_every_resolved_auto_parameter():
     X, y = _data()
     lom = LOMTree(random_state=0).fit(X, y)
-    assert lom.resolved_params_ == {"max_internal": 5, "passes": lom.passes_done_,
+    assert lom.resolved_params_ == {"max_internal": 5, "lr": 1.0, "passes": lom.passes_done_,
                                     "bits": "direct"}
-    assert LOMTree(passes=2, bits=18, max_internal=3).fit(X, y).resolved_params_ == {}
+    assert LOMTree(passes=2, bits=18, max_internal=3, lr=1.0).fit(X, y).resolved_params_ == {}
     rt = RecallTree(passes=2, random_state=0).fit(X, y)
     assert rt.resolved_params_ == {"max_candidates": 6, "max_depth": 3, "lr": 0.5,
                                    "router_lr": 2.0, "node_only": False,

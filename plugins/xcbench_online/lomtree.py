@@ -32,8 +32,10 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from xcbench.contract.data_shape import stored_values
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.descent import descend
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
@@ -47,6 +49,7 @@ from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kerne
 
 LOSSES = {"squared": 0, "absolute": 1}
 _STORED_TOPK = 10
+SPARSE_NONZERO_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
 _NODE_BYTES = 104  # per node: 5 int64 arrays (tree, C, row ids), E and VW state (2 floats each),
 # stats heads
 
@@ -73,7 +76,7 @@ class LOMTree(Method):
     _parameter_constraints = {
         "max_internal": [Interval(Integral, 1, None, closed="left"), None, StrOptions({"auto"})],
         "swap_resistance": [Interval(Real, 0, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "loss": [StrOptions(set(LOSSES))],
         "passes": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "normalize": ["boolean"],
@@ -82,7 +85,7 @@ class LOMTree(Method):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, max_internal="auto", swap_resistance=4.0, lr=1.0, loss="absolute",
+    def __init__(self, max_internal="auto", swap_resistance=4.0, lr="auto", loss="absolute",
                  passes="auto", normalize=True, update="vw", bits="auto", random_state=None):
         self.max_internal = max_internal
         self.swap_resistance = swap_resistance
@@ -140,13 +143,14 @@ class LOMTree(Method):
         self.feature_scale_ = feature_scale(X) if scale else np.ones(D)
         Xd, indptr, indices, data, dense = kernel_input(X)
         schedule = PassSchedule(X.shape[0], self.passes, rng)
+        lr = float(resolve_lomtree(self.get_params(), _rule_shape(X, K)).get("lr", self.lr))
         for order in schedule:
             t = 0
             while t < len(order):
                 t = kernels.train_pass(order, t, y, state, left, right, parent, C, stats.parts,
                                        E, row_of, wa, self.n_cols_, self.mask_,
                                        self.feature_scale_, Xd, indptr, indices, data, dense,
-                                       T, float(self.swap_resistance), float(self.lr),
+                                       T, float(self.swap_resistance), lr,
                                        LOSSES[self.loss], gd)
                 if t < len(order):
                     stats.grow(int(state[3]) + 3)
@@ -176,7 +180,7 @@ class LOMTree(Method):
         """The value of every ``"auto"`` parameter (``None`` for max_internal) in this fit:
         the shape rule's, and the passes made and the weight store chosen while training
         (bits: an int for a hashed table, "direct" for one row per node)."""
-        out = resolve_lomtree(self.get_params(), DataShape.of(X, n_classes))
+        out = resolve_lomtree(self.get_params(), _rule_shape(X, n_classes))
         if self.passes == "auto":
             out["passes"] = int(passes_done)
         if self.bits == "auto":
@@ -273,3 +277,13 @@ class LOMTree(Method):
             "classes_per_leaf_mean": float(self.support_[leaves].mean()) if leaves.size else 0.0,
             "classes_per_leaf_max": int(self.support_[leaves].max()) if leaves.size else 0,
         }
+
+
+def _rule_shape(X, n_classes) -> DataShape:
+    """The shape the rules read, sparse when at most ``SPARSE_NONZERO_SHARE`` of the values
+    are nonzero, whatever the container (a CSR and a dense copy of the same data fit the
+    same model)."""
+    n, d = X.shape
+    nonzeros = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
+    return DataShape(n, d, stored_values(X), int(n_classes),
+                     nonzeros <= SPARSE_NONZERO_SHARE * n * d)
