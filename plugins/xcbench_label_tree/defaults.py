@@ -12,7 +12,8 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-import scipy.sparse as sp
+
+from xcbench.contract.data_shape import mostly_zeros, narrow_dense, nonzeros
 
 AUTO = "auto"
 WIDE = 100  # Bonsai's node width: children per node of the unbalanced k-means tree
@@ -32,8 +33,6 @@ AUTO_TREES = 3  # the most trees the defaults average
 FIT_BUDGET_SECONDS = 1800.0
 TREE_SECONDS_PER_VALUE_LEVEL = 771.0 / (1.6e7 * 4)
 AUTO_BEAM = 2  # the beam of a tree with one-vs-rest or softmax nodes
-WIDE_DENSE = 100  # dense data with at least this many features counts as wide
-SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
 # the SGD step size: the paper's 0.1, and 0.02 for the embedding tree on sparse data, where
 # 0.1 let the V_s of wide nodes drift to one direction (docs/methods/label-trees.md)
 SGD_LR, EMBEDDING_SPARSE_LR = 0.1, 0.02
@@ -59,11 +58,11 @@ class DataShape:
 def data_shape(X, y, n_classes: int) -> DataShape:
     """The DataShape of training data X (dense or CSR) with labels y in [0, n_classes)."""
     n, d = X.shape
-    nnz = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
+    nnz = nonzeros(X)
     counts = np.bincount(np.asarray(y, dtype=np.int64), minlength=n_classes)
     skew = float(counts.max() / max(counts.mean(), 1e-12)) if n else 1.0
     return DataShape(int(n), int(d), float(nnz / max(n, 1)), int(n_classes),
-                     bool(nnz <= SPARSE_DATA_SHARE * n * d), skew)
+                     mostly_zeros(nnz, n, d), skew)
 
 
 def tree_fit_seconds(shape: DataShape, depth) -> float:
@@ -88,7 +87,7 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     if p.get("solver") == AUTO:
         # node-by-node linear nodes need features to separate on: sparse or wide data; on
         # narrow dense data (letter, ALOI's 27 bins) the paper's SGD tree loss does better
-        narrow = not shape.sparse and shape.n_features < WIDE_DENSE
+        narrow = narrow_dense(shape.sparse, shape.n_features)
         p["solver"] = ("sgd" if embedding or p.get("loss") in SGD_LOSSES or narrow
                        else "liblinear")
     if p.get("loss") == AUTO:

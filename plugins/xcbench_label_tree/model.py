@@ -13,6 +13,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
+from xcbench.contract.data_shape import mostly_zeros
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
@@ -527,8 +528,8 @@ class LabelTree(Method):
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         self._validate_params()
         shape = defaults.DataShape(int(n_samples), int(n_features), nnz / max(n_samples, 1),
-                                   int(n_classes), nnz <= defaults.SPARSE_DATA_SHARE
-                                   * n_samples * n_features, 1.0)
+                                   int(n_classes),
+                                   mostly_zeros(nnz, n_samples, n_features), 1.0)
         saved = getattr(self, "_resolved", None)
         self._resolved = self._resolve(shape)
         try:

@@ -25,8 +25,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from xcbench.contract.data_shape import mostly_zeros, nonzeros
+
 EMBED_DIM = 64  # class means of wider dense data are randomly projected to this many dimensions
-SPARSE_DATA_SHARE = 0.1  # data with at most this share of nonzeros clusters its exact means
 LAST_LEVEL_CAP = 4  # a node at the depth limit has at most this many x branching children
 
 
@@ -205,10 +206,9 @@ def balanced_spherical_kmeans(points: sp.csr_matrix, n_parts: int, rng,
 
 
 def is_sparse_data(X) -> bool:
-    """At most SPARSE_DATA_SHARE of X's entries are nonzero (whatever its container, so the
-    same data stored dense or CSR gets the same tree)."""
-    nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
-    return nnz <= SPARSE_DATA_SHARE * X.shape[0] * X.shape[1]
+    """X counts as sparse by its share of nonzeros (``data_shape.mostly_zeros``, whatever
+    its container, so the same data stored dense or CSR gets the same tree)."""
+    return mostly_zeros(nonzeros(X), *X.shape)
 
 
 def spherical_seeds(points: sp.csr_matrix, n_parts: int, rng) -> np.ndarray:

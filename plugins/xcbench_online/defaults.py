@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import scipy.sparse as sp
 
-from xcbench.contract.data_shape import DataSizes, stored_values
+from xcbench.contract.data_shape import DataSizes, narrow_dense, stored_values
 
 ADAGRAD_LR, VW_LR, ADAGRAD_ROUTER_LR = 0.5, 1.0, 2.0
-# lomtree on dense input with at least WIDE_DENSE features: VW's update at rate 1 overshoots
+# lomtree on wide dense input (not ``narrow_dense``): VW's update at rate 1 overshoots
 # (docs/methods/online-trees.md: leaves100 25.2% -> 17.1%, synthetic 69.6% -> 58.2%)
-WIDE_DENSE, WIDE_DENSE_LR = 100, 0.2
+WIDE_DENSE_LR = 0.2
 LOMTREE_LR = 1.0  # lomtree's rate otherwise (VW's update and AdaGrad alike, as before)
 
 
@@ -47,7 +47,7 @@ def resolve_lomtree(params: dict, shape: DataShape) -> dict:
     if _is_auto(params.get("max_internal", "auto")):
         out["max_internal"] = max(shape.n_classes - 1, 1)
     if params.get("lr", "auto") == "auto":
-        wide_dense = not shape.sparse and shape.n_features >= WIDE_DENSE
+        wide_dense = not shape.sparse and not narrow_dense(shape.sparse, shape.n_features)
         out["lr"] = (WIDE_DENSE_LR if wide_dense and params.get("update", "vw") == "vw"
                      else LOMTREE_LR)
     return out

@@ -32,10 +32,9 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.contract.data_shape import stored_values
+from xcbench.contract.data_shape import mostly_zeros, nonzeros, stored_values
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.descent import descend
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
@@ -49,7 +48,6 @@ from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kerne
 
 LOSSES = {"squared": 0, "absolute": 1}
 _STORED_TOPK = 10
-SPARSE_NONZERO_SHARE = 0.1  # data with at most this share of nonzeros counts as sparse
 _NODE_BYTES = 104  # per node: 5 int64 arrays (tree, C, row ids), E and VW state (2 floats each),
 # stats heads
 
@@ -143,7 +141,8 @@ class LOMTree(Method):
         self.feature_scale_ = feature_scale(X) if scale else np.ones(D)
         Xd, indptr, indices, data, dense = kernel_input(X)
         schedule = PassSchedule(X.shape[0], self.passes, rng)
-        lr = float(resolve_lomtree(self.get_params(), _rule_shape(X, K)).get("lr", self.lr))
+        rules = resolve_lomtree(self.get_params(), _rule_shape(X, K))
+        lr = float(rules.get("lr", self.lr))
         for order in schedule:
             t = 0
             while t < len(order):
@@ -165,7 +164,7 @@ class LOMTree(Method):
                 kernels.leaf_top1(stats.parts, parent, leaf, top1)
                 schedule.report(float(np.mean(top1 != y[rows])))
         self.passes_done_ = schedule.passes_done
-        self.resolved_params_ = self._resolved(X, K, schedule.passes_done)
+        self.resolved_params_ = self._resolved(rules, schedule.passes_done)
         used = int(state[1])
         self.n_internal_, self.n_swaps_ = int(state[0]), int(state[2])
         self.left_, self.right_, self.parent_ = left[:used], right[:used], parent[:used]
@@ -176,11 +175,12 @@ class LOMTree(Method):
         self._leaf_tables()
         return self
 
-    def _resolved(self, X, n_classes, passes_done) -> dict:
+    def _resolved(self, rules, passes_done) -> dict:
         """The value of every ``"auto"`` parameter (``None`` for max_internal) in this fit:
-        the shape rule's, and the passes made and the weight store chosen while training
-        (bits: an int for a hashed table, "direct" for one row per node)."""
-        out = resolve_lomtree(self.get_params(), _rule_shape(X, n_classes))
+        the shape ``rules``' (``resolve_lomtree``), and the passes made and the weight store
+        chosen while training (bits: an int for a hashed table, "direct" for one row per
+        node)."""
+        out = dict(rules)
         if self.passes == "auto":
             out["passes"] = int(passes_done)
         if self.bits == "auto":
@@ -280,10 +280,8 @@ class LOMTree(Method):
 
 
 def _rule_shape(X, n_classes) -> DataShape:
-    """The shape the rules read, sparse when at most ``SPARSE_NONZERO_SHARE`` of the values
-    are nonzero, whatever the container (a CSR and a dense copy of the same data fit the
-    same model)."""
+    """The shape the rules read, sparse by its share of nonzeros whatever the container
+    (``data_shape.mostly_zeros``: a CSR and a dense copy of the same data fit the same
+    model)."""
     n, d = X.shape
-    nonzeros = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
-    return DataShape(n, d, stored_values(X), int(n_classes),
-                     nonzeros <= SPARSE_NONZERO_SHARE * n * d)
+    return DataShape(n, d, stored_values(X), int(n_classes), mostly_zeros(nonzeros(X), n, d))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from xcbench.contract.data_shape import DataSizes
+from xcbench.contract.data_shape import DataSizes, narrow_dense
 
 SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
@@ -37,7 +37,6 @@ MAX_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
 #: K <= k (depth only partitions the inputs) and when K > k (depth also makes class room)
 ROWS_PER_SLOT_FEW_CLASSES, ROWS_PER_SLOT_MANY_CLASSES = 16, 1
 DENSE_PASSES, SPARSE_PASSES = 20, 1
-WIDE_DENSE = 100  # dense input with at least this many features gets the clustered tree
 
 
 @dataclass(frozen=True)
@@ -110,12 +109,11 @@ def _solvers(params: dict, shape: DataShape) -> dict:
 
 def rule_init(shape: DataShape) -> str:
     """st's initial tree: clustered (the paper's Algorithm 2) unless the input is dense and
-    narrow (fewer than ``WIDE_DENSE`` features), where the random tree did as well or
+    narrow (``data_shape.narrow_dense``: fewer than 100 features), where the random tree did as well or
     better (letter: 10.3% against 10.7%, aloi27d-438: 41.1% against 42.1%, seeds 0-2);
     clustered on wide dense input (leaves100: 14.2% against 23.0%; synthetic: 52.5%
     against 84.0%) and on sparse input (synthetic-sparse-1k: 26.9% against 84.5%)."""
-    narrow_dense = not shape.sparse and shape.n_features < WIDE_DENSE
-    return "random" if narrow_dense else "cluster"
+    return "random" if narrow_dense(shape.sparse, shape.n_features) else "cluster"
 
 
 def resolve_st(params: dict, shape: DataShape) -> dict:
