@@ -59,15 +59,6 @@ def test_another_c_must_be_clearly_better_and_small_data_keeps_the_rule():
                            random_state=0) == (None, {})
 
 
-def test_clearly_better_counts_standard_errors_of_the_paired_difference():
-    old = np.zeros(1000, bool)
-    new = old.copy()
-    new[:10] = True  # 10 rows gained, 10 disagreements: 10 > 2 sqrt(10) = 6.3
-    assert node_c.clearly_better(new, old)
-    old[10:16] = True  # 4 rows gained, 16 disagreements: 4 < 2 sqrt(16) = 8
-    assert not node_c.clearly_better(new, old) and not node_c.clearly_better(old, new)
-
-
 def test_fit_records_the_choice_and_a_given_c_is_not_probed():
     X, y = _sparse_classes(0, noise=0.8)
     model = make_method("label_tree", random_state=0).fit(X, y, n_classes=300)

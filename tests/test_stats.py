@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from xcbench.stats import (bootstrap_median_ratio, mcnemar_exact,
-                           paired_bootstrap_error_difference)
+from xcbench.stats import (bootstrap_median_ratio, clearly_better, keep_unless_beaten,
+                           mcnemar_exact, paired_bootstrap_error_difference)
 
 
 def _rows(both, only_a, only_b, neither):
@@ -99,3 +99,22 @@ def test_median_ratio_of_one_distribution_covers_one():
     times = rng.lognormal(np.log(2e-5), 0.4, 2_000)
     interval = bootstrap_median_ratio(times[:1000], times[1000:], seed=0)
     assert not interval.excludes(1.0)
+
+
+def test_clearly_better_counts_standard_errors_of_the_paired_difference():
+    old = np.zeros(1000, bool)
+    new = old.copy()
+    new[:10] = True  # 10 rows gained, 10 disagreements: 10 > 2 sqrt(10) = 6.3
+    assert clearly_better(new, old)
+    old[10:16] = True  # 4 rows gained, 16 disagreements: 4 < 2 sqrt(16) = 8
+    assert not clearly_better(new, old) and not clearly_better(old, new)
+
+
+def test_keep_unless_beaten_keeps_the_default_against_a_small_gain():
+    default = np.zeros(1000, bool)
+    small, large = default.copy(), default.copy()
+    small[:4] = True  # 4 > 2 sqrt(4) = 4 is false: not clearly better
+    large[:20] = True
+    assert keep_unless_beaten({"d": default, "s": small}) == "d"
+    assert keep_unless_beaten({"d": default, "s": small, "l": large}) == "l"
+    assert keep_unless_beaten({"d": default}) == "d"

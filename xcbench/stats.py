@@ -6,6 +6,9 @@
   ``error(B) - error(A)``, resampling test rows (the same rows for both).
 - :func:`bootstrap_median_ratio`: a percentile bootstrap interval of
   ``median(B) / median(A)`` of two sets of timing repeats (resampled independently).
+- :func:`clearly_better` / :func:`keep_unless_beaten`: whether one setting beats another
+  on the same held-out rows by more than ``z`` standard errors, and the choice among a
+  default and its challengers that follows from it (the methods' probes of C).
 
 Pure functions of arrays; ``tests/test_stats.py`` checks them against scipy.
 """
@@ -123,3 +126,28 @@ def bootstrap_median_ratio(times_a, times_b, n_resamples: int = 2_000,
         ratios[start:stop] = med_b / med_a
     low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2])
     return Interval(float(np.median(b) / np.median(a)), float(low), float(high), confidence)
+
+
+#: standard errors by which a challenger must beat the default to replace it
+Z_CLEARLY = 2.0
+
+
+def clearly_better(right_new, right_old, z: float = Z_CLEARLY) -> bool:
+    """Whether ``right_new`` (one bool per held-out row) beats ``right_old`` on the same
+    rows by more than ``z`` standard errors of the paired difference: the gain in rows
+    right exceeds z sqrt(rows where the two disagree) (the normal approximation of
+    McNemar's test, one-sided)."""
+    new, old = _paired(right_new, right_old)
+    gain = int(new.sum()) - int(old.sum())
+    disagree = int(np.count_nonzero(new != old))
+    return gain > z * np.sqrt(disagree)
+
+
+def keep_unless_beaten(right: dict, z: float = Z_CLEARLY):
+    """The key of ``right`` (setting -> bool per held-out row, the default setting first)
+    to use: the default, unless the most accurate other setting is ``clearly_better``."""
+    first, *others = right
+    challenger = max(others, key=lambda k: int(np.sum(right[k])), default=None)
+    if challenger is not None and clearly_better(right[challenger], right[first], z):
+        return challenger
+    return first

@@ -81,7 +81,9 @@ def resolve(params: dict, shape: DataShape) -> dict:
       has a 2x margin).
     - ``C``: 30 when the labels are about equally frequent (entropy / log K >= 0.8), 3 when
       they are skewed (next-word data: no class is separable, a less confident model is
-      better calibrated).
+      better calibrated). With LIBLINEAR nodes and equally frequent labels, ``fit`` then
+      replaces 30 by the candidate that is clearly best on held-out training rows
+      (``c_probe``); this function, a pure rule of the shape, gives the constant.
     - ``lr`` (SGD only): 0.2 on sparse rows, 0.16 / mean ||x||^2 (at most 0.2) on dense ones.
     """
     out = {}
@@ -102,14 +104,19 @@ def resolve(params: dict, shape: DataShape) -> dict:
     if params.get("prune") == AUTO:
         out["prune"] = _prune_rule(params, shape, tree, solver, max_leaf, bits)
     if params.get("C") == AUTO:
-        skewed = shape.label_entropy is not None and shape.label_entropy < SKEW_ENTROPY
-        out["C"] = C_SKEWED_LABELS if skewed else C_FLAT_LABELS
+        out["C"] = C_SKEWED_LABELS if skewed_labels(shape) else C_FLAT_LABELS
     if params.get("lr") == AUTO:
         if shape.sparse or not shape.mean_sq_norm:
             out["lr"] = LR_SPARSE
         else:
             out["lr"] = min(LR_SPARSE, LR_STEP / shape.mean_sq_norm)
     return out
+
+
+def skewed_labels(shape: DataShape) -> bool:
+    """Whether the label frequencies are skewed (Zipf-like, next-word data): entropy /
+    log K under ``SKEW_ENTROPY``; unknown entropy counts as not skewed."""
+    return shape.label_entropy is not None and shape.label_entropy < SKEW_ENTROPY
 
 
 def _leaf_rule(shape: DataShape) -> int:

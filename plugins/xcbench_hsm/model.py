@@ -13,8 +13,8 @@ from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
 from xcbench.tree.weights import DIRECT
 
-from . import kernels
-from .defaults import AUTO, DataShape, resolve
+from . import c_probe, kernels
+from .defaults import AUTO, DataShape, resolve, skewed_labels
 from .memory import fit_peak_bytes, weight_layout
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
@@ -175,6 +175,9 @@ class HierarchicalSoftmax(Method):
         self.resolved_params_ = resolve(self.get_params(), shape)
         p = {**self.get_params(), **self.resolved_params_}
         check_exact_store(p["bits"], p["solver"])
+        self.C_probe_ = {}
+        if self.C == AUTO and p["solver"] == "liblinear" and not skewed_labels(shape):
+            p["C"] = self._choose_C(X, y, p)
         rng = np.random.default_rng(self.random_state)
         n, self.n_features_in_ = X.shape
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_)
@@ -196,6 +199,20 @@ class HierarchicalSoftmax(Method):
             return self
         self._fit_sgd(X, y, size, rng, float(p["lr"]))
         return self
+
+    def _choose_C(self, X, y, p) -> float:
+        """C from held-out rows (``c_probe.choose_C``: the whole model fitted on a sample
+        of the classes at each candidate); the rule's constant when the data is too small.
+        """
+        def fit_at(C, X_sample, y_sample, n_classes):
+            settings = {**p, "C": C, "decoder": "topk"}
+            return type(self)(**settings).fit(X_sample, y_sample, n_classes=n_classes)
+
+        C, self.C_probe_ = c_probe.choose_C(X, y, self.n_classes_, fit_at, self.random_state,
+                                            start=float(p["C"]))
+        if C is not None:
+            self.resolved_params_["C"] = C
+        return self.resolved_params_["C"]
 
     def _fit_sgd(self, X, y, size, rng, lr0):
         """``solver="sgd"``: ``epochs`` passes of compiled SGD over the path NLL."""
@@ -340,5 +357,7 @@ class HierarchicalSoftmax(Method):
             "classes_per_leaf_mean": 1.0,
             "classes_per_leaf_max": 1,
             "resolved_params": dict(getattr(self, "resolved_params_", {})),
+            # held-out top-1 accuracy of each C the fit tried ({} when C was not probed)
+            "C_probe": {str(C): acc for C, acc in getattr(self, "C_probe_", {}).items()},
         }
 

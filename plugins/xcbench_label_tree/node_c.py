@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from xcbench.stats import keep_unless_beaten
+
 CANDIDATES = (8.0, 1.0)  # the measured best on separable sparse data first, then Omikuji's
 FIT_ROWS, HELD_ROWS = 20_000, 5_000  # the probe's sample: rows fitted on, rows scored on
 HELD_SHARE = 0.2  # on smaller data, this share of the rows is held out
 MIN_ROWS = 500  # below this many training rows the held-out score is too coarse to choose
-Z = 2.0  # another candidate replaces the first only when this many standard errors better
 
 
 def root_targets(tree, y) -> tuple[np.ndarray, int]:
@@ -48,20 +49,13 @@ def held_out_correct(fit_node, X, target, n_children, fit, held, C, max_iter, se
     return np.argmax(scores, axis=1) == target[held]
 
 
-def clearly_better(right_new, right_old) -> bool:
-    """Whether ``right_new`` (per held-out row) beats ``right_old`` on the same rows by more
-    than ``Z`` standard errors of the paired difference, sqrt(rows where they disagree) / n."""
-    gain = int(right_new.sum()) - int(right_old.sum())
-    disagree = int(np.count_nonzero(right_new != right_old))
-    return gain > Z * np.sqrt(disagree)
-
-
 def choose_C(X, y, tree, fit_node, random_state, max_iter=1000,
              candidates=CANDIDATES) -> tuple[float | None, dict]:
     """(the chosen C, {candidate: held-out root accuracy}); (None, {}) when the data is too
     small to choose on (fewer than ``MIN_ROWS`` rows, or fewer than two root children seen
     in the sample): the caller keeps its rule's constant. The first candidate is kept
-    unless the most accurate other one is ``clearly_better``. X: the node solver's input
+    unless the most accurate other one is clearly better
+    (``xcbench.stats.keep_unless_beaten``). X: the node solver's input
     (unit rows when ``normalize``), y: int classes, ``tree``: the first tree's structure."""
     n = X.shape[0]
     if n < MIN_ROWS:
@@ -81,8 +75,4 @@ def choose_C(X, y, tree, fit_node, random_state, max_iter=1000,
             return None, {}
         right[C] = correct
     accuracy = {C: float(r.mean()) for C, r in right.items()}
-    first, *others = right
-    challenger = max(others, key=lambda C: accuracy[C], default=None)
-    if challenger is not None and clearly_better(right[challenger], right[first]):
-        return challenger, accuracy
-    return first, accuracy
+    return keep_unless_beaten(right), accuracy
