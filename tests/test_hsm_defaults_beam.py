@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import xcbench
 from xcbench_hsm import HierarchicalSoftmax
-from xcbench_hsm.defaults import DataShape, label_entropy, resolve
+from xcbench.contract.data_shape import label_entropy
+from xcbench_hsm.defaults import DataShape, resolve
 from xcbench_hsm.model import DECODERS
 
 AUTO_PARAMS = {"tree", "max_leaf", "solver", "C", "prune", "bits", "lr"}

@@ -7,13 +7,12 @@ measurements each rule comes from.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from xcbench.contract.data_shape import DataSizes, stored_values
+from xcbench.contract.data_shape import DataSizes, label_entropy, skewed_labels, stored_values
 
 from .memory import DIRECT_LIMIT_BYTES, fit_peak_bytes
 
@@ -21,9 +20,6 @@ AUTO = "auto"
 WIDE_LEAF = 100  # classes under one last node of the k-means tree (napkinXC's max_leaves)
 DENSE_LEAF = 10  # ... on dense rows with K > WIDE_LEAF (aloi27d: 61.0% vs 63.4% at 100)
 C_FLAT_LABELS, C_SKEWED_LABELS = 30.0, 3.0  # LIBLINEAR strength, by label skew (see below)
-# label entropy / log K below this: skewed (Zipf-like) labels; measured: ptb-sparse 0.705,
-# aloi27d 0.901, synthetic-sparse-1k 0.993, letter 1.0
-SKEW_ENTROPY = 0.8
 PRUNE_STEPS = (0.0, 0.01, 0.03, 0.1)  # candidate weight thresholds of the exact store
 # the pruning rule keeps the fit estimate under this; the estimate of the exact store has a
 # 2x margin (``memory.pruned_share``), so 8 GiB estimated is about 4 GiB measured
@@ -51,15 +47,6 @@ class DataShape(DataSizes):
         sq = float(X.multiply(X).sum()) if sparse else float(np.einsum("ij,ij->", X, X))
         return cls(n, d, nnz, int(n_classes), sparse, label_entropy(y, n_classes),
                    sq / max(n, 1))
-
-
-def label_entropy(y, n_classes: int) -> float:
-    """Entropy of the label frequencies over log K (1.0 for K = 1)."""
-    if n_classes < 2 or len(y) == 0:
-        return 1.0
-    p = np.bincount(y, minlength=n_classes) / len(y)
-    p = p[p > 0]
-    return float(-(p * np.log(p)).sum() / math.log(n_classes))
 
 
 def resolve(params: dict, shape: DataShape) -> dict:
@@ -104,19 +91,13 @@ def resolve(params: dict, shape: DataShape) -> dict:
     if params.get("prune") == AUTO:
         out["prune"] = _prune_rule(params, shape, tree, solver, max_leaf, bits)
     if params.get("C") == AUTO:
-        out["C"] = C_SKEWED_LABELS if skewed_labels(shape) else C_FLAT_LABELS
+        out["C"] = C_SKEWED_LABELS if skewed_labels(shape.label_entropy) else C_FLAT_LABELS
     if params.get("lr") == AUTO:
         if shape.sparse or not shape.mean_sq_norm:
             out["lr"] = LR_SPARSE
         else:
             out["lr"] = min(LR_SPARSE, LR_STEP / shape.mean_sq_norm)
     return out
-
-
-def skewed_labels(shape: DataShape) -> bool:
-    """Whether the label frequencies are skewed (Zipf-like, next-word data): entropy /
-    log K under ``SKEW_ENTROPY``; unknown entropy counts as not skewed."""
-    return shape.label_entropy is not None and shape.label_entropy < SKEW_ENTROPY
 
 
 def _leaf_rule(shape: DataShape) -> int:

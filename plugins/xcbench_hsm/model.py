@@ -14,7 +14,9 @@ from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table
 from xcbench.tree.weights import DIRECT
 
 from . import c_probe, kernels
-from .defaults import AUTO, DataShape, resolve, skewed_labels
+from xcbench.contract.data_shape import skewed_labels
+
+from .defaults import AUTO, DataShape, resolve
 from .memory import fit_peak_bytes, weight_layout
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
 
@@ -176,7 +178,8 @@ class HierarchicalSoftmax(Method):
         p = {**self.get_params(), **self.resolved_params_}
         check_exact_store(p["bits"], p["solver"])
         self.C_probe_ = {}
-        if self.C == AUTO and p["solver"] == "liblinear" and not skewed_labels(shape):
+        if (self.C == AUTO and p["solver"] == "liblinear"
+                and not skewed_labels(shape.label_entropy)):
             p["C"] = self._choose_C(X, y, p)
         rng = np.random.default_rng(self.random_state)
         n, self.n_features_in_ = X.shape

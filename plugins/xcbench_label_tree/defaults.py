@@ -36,6 +36,9 @@ AUTO_BEAM = 2  # the beam of a tree with one-vs-rest or softmax nodes
 # the SGD step size: the paper's 0.1, and 0.02 for the embedding tree on sparse data, where
 # 0.1 let the V_s of wide nodes drift to one direction (docs/methods/label-trees.md)
 SGD_LR, EMBEDDING_SPARSE_LR = 0.1, 0.02
+# the rates the embedding tree's probe may try on dense rows, starting at SGD_LR (model.py,
+# ``_choose_lr``)
+LR_LADDER = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.contract.data_shape import mostly_zeros
+from xcbench.contract.data_shape import label_entropy, mostly_zeros, skewed_labels
+from xcbench.contract.holdout import choose_on_held_out
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
@@ -243,6 +244,10 @@ class LabelTree(Method):
         self.resolved_params_ = {k: self._resolved[k] for k in AUTO_PARAMS
                                  if own.get(k) == "auto"}
         self._check_solver()
+        # lr="auto" of the embedding tree on dense rows: chosen on held-out training rows
+        self.lr_probe_ = {}
+        if self._chooses_lr(y):
+            self._choose_lr(X, y)
         rng = np.random.default_rng(self.random_state)
         self.n_features_in_ = X.shape[1]
         self.branching_ = self._branching(self.n_classes_)
@@ -348,6 +353,30 @@ class LabelTree(Method):
         if "forest_" in state:
             self._forest_views()
             self.table_ = self.trees_[0].table
+
+    def _chooses_lr(self, y):
+        """Whether fit chooses the embedding tree's SGD rate on the data: left at "auto",
+        on dense rows (sparse rows keep the measured 0.02) whose labels are not skewed (a
+        class sample of next-word data is unlike the data)."""
+        return (self.embedding_dim > 0 and self.lr == "auto" and not self.data_shape_.sparse
+                and not skewed_labels(label_entropy(y, self.n_classes_)))
+
+    def _choose_lr(self, X, y):
+        """lr from held-out rows: the whole model, the other settings as resolved, fitted
+        on a sample of the classes at each rate of a walk along ``defaults.LR_LADDER`` from
+        the rule's rate (``xcbench.contract.holdout``), which is kept unless clearly
+        beaten; the rule's rate stays on data too small to choose on."""
+        settings = {**self.get_params(), **self.resolved_params_}
+
+        def fit_at(lr, X_sample, y_sample, n_classes):
+            return type(self)(**{**settings, "lr": lr}).fit(X_sample, y_sample,
+                                                             n_classes=n_classes)
+
+        lr, self.lr_probe_ = choose_on_held_out(X, y, self.n_classes_, fit_at,
+                                                self.random_state, defaults.LR_LADDER,
+                                                float(self._resolved["lr"]))
+        if lr is not None:
+            self._resolved["lr"] = self.resolved_params_["lr"] = lr
 
     def _chooses_C(self):
         """Whether fit chooses C on the data: left at "auto", with one-vs-rest hinge nodes."""
@@ -639,6 +668,8 @@ class LabelTree(Method):
             "resolved_params": dict(self.resolved_params_),
             # C="auto" with hinge nodes: the root's held-out accuracy at each candidate C
             "C_probe": {str(C): acc for C, acc in (self.__dict__.get("C_probe_") or {}).items()},
+            # lr="auto" of the embedding tree on dense rows: held-out accuracy at each rate
+            "lr_probe": {str(lr): acc for lr, acc in self.__dict__.get("lr_probe_", {}).items()},
             "train_loss_curve": self.loss_curve_,
         }
 
