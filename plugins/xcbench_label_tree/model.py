@@ -115,7 +115,9 @@ class LabelTree(Method):
         one binary squared-hinge SVM / logistic regression per child against its siblings
         (Bonsai's and Parabel's nodes; path scores sum -max(0, 1 - s)^2 / log sigmoid(s)).
     epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes);
-        the embedding tree's ``lr="auto"`` is 0.02 on sparse data, else 0.1.
+        the embedding tree's ``lr="auto"`` is 0.02 on sparse data; on dense data it is
+        chosen on held-out training rows from 0.1 up or down (``_choose_lr``; 0.1 when the
+        labels are skewed or the data too small to choose on).
     solver : "sgd" (AdaGrad SGD on ``loss`` over the whole tree) or "liblinear": every
         internal node fitted once, to convergence, on the rows whose class is under it
         (``xcbench.tree.node_fit``): ``loss="independent"`` with LIBLINEAR's Crammer-Singer
