@@ -1,0 +1,44 @@
+"""ast's init="auto" on dense rows: random or clustered initial tree, chosen on held-out
+training rows of a class sample (AdaptiveSoftmaxTree._choose_init)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xcbench_st import AdaptiveSoftmaxTree
+from xcbench.data.synthetic import make_hierarchical, make_sparse_hierarchical
+
+
+def _dense():
+    data = make_hierarchical(n_classes=20, n_features=8, n_train=1000, n_test=10, levels=2,
+                             spread=6.0, noise=0.6, bayes_samples=10, seed=0)
+    return data.X_train, data.y_train
+
+
+def test_dense_rows_compare_both_initial_trees_on_held_out_rows():
+    X, y = _dense()
+    model = AdaptiveSoftmaxTree(max_stages=1, random_state=0).fit(X, y, n_classes=20)
+    tried = model.init_probe_
+    assert set(tried) == {"random", "cluster"}
+    init = model.resolved_params_["init"]
+    assert init == "random" or tried["cluster"] > tried["random"]
+    assert model.stats()["init_probe"] == tried
+    again = AdaptiveSoftmaxTree(max_stages=1, random_state=0).fit(X, y, n_classes=20)
+    assert again.init_probe_ == tried and again.resolved_params_["init"] == init
+
+
+@pytest.mark.parametrize("case", ["given", "sparse", "skewed"])
+def test_no_init_probe_when_given_sparse_or_skewed(case):
+    X, y = _dense()
+    n_classes = 20
+    params = {"max_stages": 1, "random_state": 0}
+    if case == "given":
+        params["init"] = "random"
+    elif case == "sparse":
+        n_classes = 60  # 600 rows: enough to probe, were they dense
+        data = make_sparse_hierarchical(n_classes=n_classes, bayes_samples=10, seed=0)
+        X, y = data.X_train, data.y_train
+        assert sp.issparse(X) and X.shape[0] >= 500
+    else:  # three classes hold most rows
+        y = np.where(np.arange(y.size) % 10 < 8, y % 3, y)
+    model = AdaptiveSoftmaxTree(**params).fit(X, y, n_classes=n_classes)
+    assert model.init_probe_ == {}
