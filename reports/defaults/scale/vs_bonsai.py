@@ -13,7 +13,9 @@ process): the runner's records hold it (``xcbench run --methods label_tree,omiku
 
 Usage (``XCBENCH_DATA_DIR`` pointing at the data folder):
     python reports/defaults/scale/vs_bonsai.py synthetic-sparse-10k [--beams auto,1,2,5]
-        [--param n_trees=1 ...] [--cache DIR]
+        [--param n_trees=1 ...] [--seed N] [--cache DIR]
+``--seed N`` is the label tree's ``random_state`` (default 0); Omikuji takes no seed (its
+fits differ slightly from run to run), so each seed is also a fresh fit of Bonsai.
 ``--cache DIR`` pickles each fitted model to DIR and reuses it on the next run (at K = 1e5
 each fit takes 15-25 minutes); empty DIR after changing how either method trains.
 """
@@ -35,11 +37,12 @@ ROUNDS, CALLS = 7, 1000
 PEER = "omikuji-bonsai"
 
 
-def fitted(method, params, data, cache):
-    """(model, fit CPU seconds or None when loaded from ``cache``)."""
+def fitted(method, params, data, cache, tag=""):
+    """(model, fit CPU seconds or None when loaded from ``cache``); ``tag`` names a
+    seedless method's fit in the cache."""
     path = None
     if cache is not None:
-        tag = ",".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
+        tag = ",".join(f"{k}={v}" for k, v in sorted(params.items())) or tag or "defaults"
         path = Path(cache) / f"{method}-{data.name}-{tag}.pkl"
         if path.exists():
             with open(path, "rb") as f:
@@ -68,15 +71,19 @@ def main():
                         help="label_tree beam widths to measure on its one fit")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="a label_tree parameter (repeatable; default: its defaults)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="label_tree's random_state (default 0)")
     parser.add_argument("--cache", default=None, help="folder of pickled fitted models")
     args = parser.parse_args()
-    params = {"random_state": 0}
+    params = {"random_state": args.seed}
     for item in args.param:
         name, value = item.split("=", 1)
         params[name] = parse_value(value)
     data = load_dataset(args.dataset)
     with threadpool_limits(1):
-        peer, peer_fit = fitted(PEER, {}, data, args.cache)
+        # seed 0 keeps the cache name of the fits made before --seed existed
+        peer, peer_fit = fitted(PEER, {}, data, args.cache,
+                                tag="defaults" if args.seed == 0 else f"fit{args.seed}")
         tree, tree_fit = fitted("label_tree", params, data, args.cache)
         peer_right = peer.predict_topk(data.X_test, 1)[0][:, 0] == data.y_test
         print(f"{PEER}: top-1 error {100 * np.mean(~peer_right):.2f}%, fit CPU "
