@@ -8,14 +8,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
+from xcbench.contract.data_shape import skewed_labels
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
 from xcbench.tree.weights import DIRECT
 
 from . import c_probe, kernels
-from xcbench.contract.data_shape import skewed_labels
-
 from .defaults import AUTO, DataShape, resolve
 from .memory import fit_peak_bytes, weight_layout
 from .tree import balanced_kmeans_tree, balanced_tree, class_means, huffman_tree, kmeans_tree
@@ -52,7 +51,8 @@ class HierarchicalSoftmax(Method):
     ``lr`` default to ``"auto"``, resolved at fit time from the training data's shape
     (``defaults.resolve``: LIBLINEAR nodes on a balanced k-means tree with up to 100 classes
     under a last node, the exact store when the direct table would pass 256 MB, pruning
-    only as far as memory needs, C by label skew, lr from the row norms); the resolved
+    only as far as memory needs, C by label skew and then, with LIBLINEAR nodes and labels
+    of about equal frequency, on held-out rows (``c_probe``), lr from the row norms); the resolved
     values are in ``resolved_params_`` after fit. SGD: 5 epochs, lr decayed x0.9 per
     epoch, no momentum. The softmax-tree paper's setting (lr 0.005, momentum 0.9, x0.995
     "after each step") diverges on the PTB GloVe features here (mean ||x||^2 = 79, so a

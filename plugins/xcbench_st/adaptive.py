@@ -22,11 +22,11 @@ from xcbench.contract.method import Method, check_labels, check_X
 
 from .defaults import DataShape, resolve_ast
 from .init import INITS, initial_tree
+from .model import SHARED_CONSTRAINTS, TreeInference
+from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
 
 # the initial trees the probe compares on dense rows, the rule's (random) first
 INIT_LADDER = ("random", "cluster")
-from .model import SHARED_CONSTRAINTS, TreeInference
-from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
 
 ACCEPT_ERRORS = ("01", "ce")
 
