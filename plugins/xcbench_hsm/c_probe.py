@@ -17,14 +17,6 @@ docs/methods/hsm.md ("C chosen on the data").
 """
 from __future__ import annotations
 
-from xcbench.contract.holdout import choose_on_held_out
-
 #: the values of C the probe may try, a decade apart; it starts at the rule's constant
 LADDER = (0.003, 0.03, 0.3, 3.0, 30.0, 300.0, 3000.0, 30000.0, 300000.0)
 
-
-def choose_C(X, y, n_classes, fit_model, random_state, start=30.0):
-    """(the chosen C, {C tried: held-out top-1 accuracy}), or (None, {}) on data too small
-    to choose on; ``fit_model(C, X, y, n_classes)`` fits the model at C
-    (``xcbench.contract.holdout.choose_on_held_out``)."""
-    return choose_on_held_out(X, y, n_classes, fit_model, random_state, LADDER, start)

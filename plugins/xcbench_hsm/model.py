@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.contract.data_shape import skewed_labels
+from xcbench.contract.holdout import choose_param
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
@@ -204,15 +205,11 @@ class HierarchicalSoftmax(Method):
         return self
 
     def _choose_C(self, X, y, p) -> float:
-        """C from held-out rows (``c_probe.choose_C``: the whole model fitted on a sample
-        of the classes at each candidate); the rule's constant when the data is too small.
-        """
-        def fit_at(C, X_sample, y_sample, n_classes):
-            settings = {**p, "C": C, "decoder": "topk"}
-            return type(self)(**settings).fit(X_sample, y_sample, n_classes=n_classes)
-
-        C, self.C_probe_ = c_probe.choose_C(X, y, self.n_classes_, fit_at, self.random_state,
-                                            start=float(p["C"]))
+        """C from held-out rows (``xcbench.contract.holdout``: the whole model, the other
+        settings as resolved, fitted on a sample of the classes at each C of a walk along
+        ``c_probe.LADDER``); the rule's constant when the data is too small."""
+        C, self.C_probe_ = choose_param(self, "C", {**p, "decoder": "topk"}, X, y,
+                                        self.n_classes_, c_probe.LADDER, float(p["C"]))
         if C is not None:
             self.resolved_params_["C"] = C
         return self.resolved_params_["C"]

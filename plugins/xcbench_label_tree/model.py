@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.contract.data_shape import label_entropy, mostly_zeros, skewed_labels
-from xcbench.contract.holdout import choose_on_held_out
+from xcbench.contract.holdout import choose_param
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
@@ -369,14 +369,8 @@ class LabelTree(Method):
         the rule's rate (``xcbench.contract.holdout``), which is kept unless clearly
         beaten; the rule's rate stays on data too small to choose on."""
         settings = {**self.get_params(), **self.resolved_params_}
-
-        def fit_at(lr, X_sample, y_sample, n_classes):
-            return type(self)(**{**settings, "lr": lr}).fit(X_sample, y_sample,
-                                                             n_classes=n_classes)
-
-        lr, self.lr_probe_ = choose_on_held_out(X, y, self.n_classes_, fit_at,
-                                                self.random_state, defaults.LR_LADDER,
-                                                float(self._resolved["lr"]))
+        lr, self.lr_probe_ = choose_param(self, "lr", settings, X, y, self.n_classes_,
+                                          defaults.LR_LADDER, float(self._resolved["lr"]))
         if lr is not None:
             self._resolved["lr"] = self.resolved_params_["lr"] = lr
 

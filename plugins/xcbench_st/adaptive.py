@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 from xcbench.contract.data_shape import label_entropy, skewed_labels
-from xcbench.contract.holdout import choose_on_held_out
+from xcbench.contract.holdout import choose_param
 from xcbench.contract.method import Method, check_labels, check_X
 
 from .defaults import DataShape, resolve_ast
@@ -178,13 +178,9 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         (``xcbench.contract.holdout``; the other ``"auto"`` settings resolved for the
         sample); the rule's random start is kept unless the clustered one is clearly
         better, and on data too small to choose on."""
-        def fit_at(init, X_sample, y_sample, n_classes):
-            params = {**self.get_params(), "init": init, "verbose": False}
-            return type(self)(**params).fit(X_sample, y_sample, n_classes=n_classes)
-
-        init, self.init_probe_ = choose_on_held_out(X, y, self.n_classes_, fit_at,
-                                                    self.random_state, INIT_LADDER,
-                                                    rule_init)
+        settings = {**self.get_params(), "verbose": False}
+        init, self.init_probe_ = choose_param(self, "init", settings, X, y, self.n_classes_,
+                                              INIT_LADDER, rule_init)
         if init is not None:
             self.resolved_params_["init"] = init
         return self.resolved_params_["init"]

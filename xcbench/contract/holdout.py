@@ -2,8 +2,8 @@
 each scored by fitting the whole model on a sample of the classes.
 
 Used where the good value of a setting depends on more than the data's sizes say (the
-features' scale, the rows per class against the features): ``hsm``'s C and the label
-embedding tree's SGD rate on dense rows. The sample keeps the data's rows per class:
+features' scale, the rows per class against the features): ``hsm``'s C, the label
+embedding tree's SGD rate and ``ast``'s initial tree on dense rows (``choose_param``). The sample keeps the data's rows per class:
 classes are taken in a random order until their rows reach ``FIT_ROWS + HELD_ROWS`` (all of
 them on small data), a fifth of those rows (at most ``HELD_ROWS``) is held out. The walk
 starts at the rule's value, tries both neighbours on the ladder, then steps on in the
@@ -78,3 +78,16 @@ def choose_on_held_out(X, y, n_classes, fit_model, random_state, ladder,
 
     walk_ladder(score, list(ladder), start)
     return keep_unless_beaten(right), {v: float(r.mean()) for v, r in right.items()}
+
+
+def choose_param(model, name, settings, X, y, n_classes, ladder,
+                 start) -> tuple[object | None, dict]:
+    """``choose_on_held_out`` for the parameter ``name`` of the estimator ``model``: each
+    value is scored by a fresh ``type(model)(**settings, name=value)`` fitted on the
+    sample, drawing from ``model.random_state``. ``settings``: every other parameter as the
+    probe's fits should use it (the caller's resolved values, a decoder, ...)."""
+    def fit_at(value, X_sample, y_sample, n_sample_classes):
+        return type(model)(**{**settings, name: value}).fit(X_sample, y_sample,
+                                                             n_classes=n_sample_classes)
+
+    return choose_on_held_out(X, y, n_classes, fit_at, model.random_state, ladder, start)
