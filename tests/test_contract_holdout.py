@@ -65,3 +65,36 @@ def test_class_sample_keeps_whole_classes_within_the_row_budget(monkeypatch):
     assert np.array_equal(np.sort(np.concatenate([fit, held])),
                           np.flatnonzero(np.isin(y, classes)))
     assert held.size == round(0.2 * 990)
+
+
+def test_the_walk_goes_both_ways_when_both_neighbours_beat_the_start():
+    """Two peaks, one on each side of the start (hsm's C on the dense synthetic set with an
+    unbalanced tree): both directions are walked, and the higher peak is chosen."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    y = rng.integers(40, size=n)
+    X = np.column_stack([y, rng.random(n)]).astype(float)
+    accuracy = {0.3: 0.5, 3.0: 0.7, 30.0: 0.6, 300.0: 0.65, 3000.0: 0.68, 30000.0: 0.66}
+    tried = []
+
+    def fit_model(C, *_):
+        tried.append(C)
+        return _Fake(accuracy.get(C, 0.1))
+
+    C, _ = holdout.choose_on_held_out(X, y, 40, fit_model, 0, LADDER, 30.0)
+    assert tried == [30.0, 300.0, 3.0, 0.3, 3000.0, 30000.0] and C == 3.0
+
+
+def test_held_out_sample_scores_several_walks_on_the_same_rows():
+    rng = np.random.default_rng(0)
+    n = 4000
+    y = rng.integers(40, size=n)
+    X = np.column_stack([y, rng.random(n)]).astype(float)
+    held = holdout.HeldOut.draw(X, y, 40, random_state=0)
+    assert holdout.HeldOut.draw(X[:holdout.MIN_ROWS - 1], y[:holdout.MIN_ROWS - 1], 40,
+                                0) is None
+    a = held.walk(lambda C, *_: _Fake(0.8), LADDER, 30.0)
+    b = held.walk(lambda C, *_: _Fake(0.8), LADDER, 30.0)
+    assert list(a) == [30.0, 300.0, 3.0]
+    assert all(np.array_equal(a[C], b[C]) for C in a)
+    assert holdout.accuracies(a)[30.0] == a[30.0].mean()

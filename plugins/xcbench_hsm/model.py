@@ -9,10 +9,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
 from xcbench.contract.data_shape import skewed_labels
-from xcbench.contract.holdout import choose_param
+from xcbench.contract.holdout import HeldOut, accuracies, param_fitter
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
+from xcbench.stats import keep_unless_beaten
 from xcbench.tree.weights import DIRECT
 
 from . import c_probe, kernels
@@ -161,14 +162,18 @@ class HierarchicalSoftmax(Method):
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         """Upper estimate of fit's peak bytes beyond the data (formula in the class
-        docstring), with the ``"auto"`` parameters resolved from the sizes alone."""
+        docstring), with the ``"auto"`` parameters resolved from the sizes alone; when fit
+        may choose the tree (``_probes_tree``), the larger of the two trees' estimates."""
         self._validate_params()
-        p = self._settings(DataShape.from_sizes(n_samples, n_features, nnz, n_classes))
-        return fit_peak_bytes(int(n_samples), int(n_features), int(nnz), int(n_classes),
-                              arity=int(self.arity), bits=p["bits"],
-                              momentum=float(self.momentum), tree=p["tree"],
-                              solver=p["solver"], max_leaf=int(p["max_leaf"]),
-                              prune=float(p["prune"]))
+        shape = DataShape.from_sizes(n_samples, n_features, nnz, n_classes)
+        p = self._settings(shape)
+        trees = c_probe.tree_candidates(p["tree"]) if self._probes_tree(shape, p) else [p["tree"]]
+        return max(fit_peak_bytes(int(n_samples), int(n_features), int(nnz), int(n_classes),
+                                  arity=int(self.arity), bits=p["bits"],
+                                  momentum=float(self.momentum), tree=tree,
+                                  solver=p["solver"], max_leaf=int(p["max_leaf"]),
+                                  prune=float(p["prune"]))
+                   for tree in trees)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -178,10 +183,9 @@ class HierarchicalSoftmax(Method):
         self.resolved_params_ = resolve(self.get_params(), shape)
         p = {**self.get_params(), **self.resolved_params_}
         check_exact_store(p["bits"], p["solver"])
-        self.C_probe_ = {}
-        if (self.C == AUTO and p["solver"] == "liblinear"
-                and not skewed_labels(shape.label_entropy)):
-            p["C"] = self._choose_C(X, y, p)
+        self.C_probe_, self.tree_probe_ = {}, {}
+        if self._probes_C(shape, p):
+            self._choose_C_and_tree(X, y, shape, p)
         rng = np.random.default_rng(self.random_state)
         n, self.n_features_in_ = X.shape
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_)
@@ -204,15 +208,42 @@ class HierarchicalSoftmax(Method):
         self._fit_sgd(X, y, size, rng, float(p["lr"]))
         return self
 
-    def _choose_C(self, X, y, p) -> float:
-        """C from held-out rows (``xcbench.contract.holdout``: the whole model, the other
-        settings as resolved, fitted on a sample of the classes at each C of a walk along
-        ``c_probe.LADDER``); the rule's constant when the data is too small."""
-        C, self.C_probe_ = choose_param(self, "C", {**p, "decoder": "topk"}, X, y,
-                                        self.n_classes_, c_probe.LADDER, float(p["C"]))
-        if C is not None:
-            self.resolved_params_["C"] = C
-        return self.resolved_params_["C"]
+    def _probes_C(self, shape: DataShape, p: dict) -> bool:
+        """Whether fit chooses C on held-out rows (``c_probe``): C left at "auto",
+        LIBLINEAR nodes, labels of about equal frequency."""
+        return (self.C == AUTO and p["solver"] == "liblinear"
+                and not skewed_labels(shape.label_entropy))
+
+    def _probes_tree(self, shape: DataShape, p: dict) -> bool:
+        """Whether fit chooses the tree with C (``c_probe.tree_candidates``): also the
+        tree left at "auto", on dense rows, with more classes than one last node holds."""
+        return (self._probes_C(shape, p) and self.tree == AUTO and not shape.sparse
+                and shape.n_classes > int(p["max_leaf"]))
+
+    def _choose_C_and_tree(self, X, y, shape, p):
+        """C, and on dense rows the tree, from held-out rows (``xcbench.contract.holdout``):
+        on one sample of the classes, a walk along ``c_probe.LADDER`` from the rule's C
+        for each candidate tree (the whole model, every other setting as resolved), each
+        keeping its C unless clearly beaten; then the rule's tree unless another is
+        clearly better at its kept C. Updates ``p`` and ``resolved_params_``; the rule's
+        values stay when the data is too small to choose on."""
+        held = HeldOut.draw(X, y, self.n_classes_, self.random_state)
+        if held is None:
+            return
+        trees = (c_probe.tree_candidates(p["tree"]) if self._probes_tree(shape, p)
+                 else [p["tree"]])
+        kept = {}  # tree -> (the C its walk kept, {C tried: rows right})
+        for tree in trees:
+            fit_at = param_fitter(self, "C", {**p, "tree": tree, "decoder": "topk"})
+            right = held.walk(fit_at, c_probe.LADDER, float(p["C"]))
+            kept[tree] = (keep_unless_beaten(right), right)
+        tree = keep_unless_beaten({t: right[C] for t, (C, right) in kept.items()})
+        C, right = kept[tree]
+        self.C_probe_ = accuracies(right)
+        if len(trees) > 1:
+            self.tree_probe_ = {t: float(r[c].mean()) for t, (c, r) in kept.items()}
+            self.resolved_params_["tree"] = p["tree"] = tree
+        self.resolved_params_["C"] = p["C"] = C
 
     def _fit_sgd(self, X, y, size, rng, lr0):
         """``solver="sgd"``: ``epochs`` passes of compiled SGD over the path NLL."""
@@ -359,5 +390,8 @@ class HierarchicalSoftmax(Method):
             "resolved_params": dict(getattr(self, "resolved_params_", {})),
             # held-out top-1 accuracy of each C the fit tried ({} when C was not probed)
             "C_probe": {str(C): acc for C, acc in getattr(self, "C_probe_", {}).items()},
+            # held-out top-1 accuracy of each candidate tree at the C its walk kept ({}
+            # when the tree was not probed)
+            "tree_probe": dict(getattr(self, "tree_probe_", {})),
         }
 

@@ -2,15 +2,16 @@
 each scored by fitting the whole model on a sample of the classes.
 
 Used where the good value of a setting depends on more than the data's sizes say (the
-features' scale, the rows per class against the features): ``hsm``'s C, the label
-embedding tree's SGD rate and ``ast``'s initial tree on dense rows (``choose_param``). The sample keeps the data's rows per class:
-classes are taken in a random order until their rows reach ``FIT_ROWS + HELD_ROWS`` (all of
-them on small data), a fifth of those rows (at most ``HELD_ROWS``) is held out. The walk
-starts at the rule's value, tries both neighbours on the ladder, then steps on in the
-better one's direction while held-out top-1 accuracy rises; the rule's value is kept
-unless the most accurate value tried is better by more than two standard errors of the
-paired difference (``xcbench.stats.keep_unless_beaten``). The probe draws from its own
-random generator, so the caller's fit after it takes the same draws as without it.
+features' scale, the rows per class against the features): ``hsm``'s C and tree, the label
+embedding tree's SGD rate and ``ast``'s initial tree on dense rows (``choose_param``,
+``HeldOut``). The sample keeps the data's rows per class: classes are taken in a random
+order until their rows reach ``FIT_ROWS + HELD_ROWS`` (all of them on small data), a fifth
+of those rows (at most ``HELD_ROWS``) is held out. The walk starts at the rule's value,
+tries both neighbours on the ladder, then steps on in each direction whose neighbour beat
+the start while held-out top-1 accuracy rises; the rule's value is kept unless the most
+accurate value tried is better by more than two standard errors of the paired difference
+(``xcbench.stats.keep_unless_beaten``). The probe draws from its own random generator, so
+the caller's fit after it takes the same draws as without it.
 """
 from __future__ import annotations
 
@@ -38,20 +39,68 @@ def sample_classes(y, n_classes, rng) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def walk_ladder(score, ladder, start) -> None:
     """Call ``score(value)`` (held-out rows right, higher is better) along ``ladder`` from
-    ``start``: both neighbours, then on in the better one's direction while it rises."""
+    ``start``: both neighbours, then on in each direction whose neighbour beats the start,
+    while it rises (both ways when both do: held-out accuracy may have a peak on each
+    side)."""
     here = ladder.index(start)
     best = score(ladder[here])
     steps = [i for i in (here + 1, here - 1) if 0 <= i < len(ladder)]
     gains = {i: score(ladder[i]) for i in steps}
-    step = max(steps, key=gains.get, default=None)
-    if step is None or gains[step] <= best:
-        return
-    direction, here, best = step - here, step, gains[step]
+    for step in sorted((i for i in steps if gains[i] > best), key=gains.get, reverse=True):
+        _walk_on(score, ladder, step, step - here, gains[step])
+
+
+def _walk_on(score, ladder, here, direction, best) -> None:
+    """Score on from ``here`` in ``direction`` while the score rises."""
     while 0 <= here + direction < len(ladder):
         after = score(ladder[here + direction])
         if after <= best:
             return
         here, best = here + direction, after
+
+
+class HeldOut:
+    """One class sample of the training data, drawn once (``sample_classes``), on which
+    several settings (or several ladders) can be scored: ``X_fit, y_fit`` to fit on and
+    ``X_held, y_held`` to score on, the sampled classes renumbered 0..``n_classes``-1."""
+
+    def __init__(self, X_fit, y_fit, X_held, y_held, n_classes: int):
+        self.X_fit, self.y_fit = X_fit, y_fit
+        self.X_held, self.y_held = X_held, y_held
+        self.n_classes = int(n_classes)
+
+    @classmethod
+    def draw(cls, X, y, n_classes, random_state) -> "HeldOut | None":
+        """The sample of (X, y), or None when the data has fewer than ``MIN_ROWS`` rows or
+        two classes (too little to choose on: the caller keeps its rule's value)."""
+        if X.shape[0] < MIN_ROWS or np.count_nonzero(np.bincount(y, minlength=n_classes)) < 2:
+            return None
+        fit, held, classes = sample_classes(y, n_classes, np.random.default_rng(random_state))
+        local = np.full(n_classes, -1, dtype=np.int64)
+        local[classes] = np.arange(classes.size)
+        return cls(X[fit], local[y[fit]], X[held], local[y[held]], classes.size)
+
+    def right(self, model) -> np.ndarray:
+        """One bool per held-out row: the fitted ``model``'s top-1 is its label."""
+        return model.predict_topk(self.X_held, 1)[0][:, 0] == self.y_held
+
+    def walk(self, fit_model, ladder, start) -> dict:
+        """{value tried: bool per held-out row} of a ``walk_ladder`` from ``start``, the
+        start first; ``fit_model(value, X, y, n_classes)`` returns a fitted model."""
+        right = {}
+
+        def score(value):
+            model = fit_model(value, self.X_fit, self.y_fit, self.n_classes)
+            right[value] = correct = self.right(model)
+            return int(correct.sum())
+
+        walk_ladder(score, list(ladder), start)
+        return right
+
+
+def accuracies(right: dict) -> dict:
+    """{value: held-out top-1 accuracy} of ``HeldOut.walk``'s rows."""
+    return {v: float(r.mean()) for v, r in right.items()}
 
 
 def choose_on_held_out(X, y, n_classes, fit_model, random_state, ladder,
@@ -61,33 +110,28 @@ def choose_on_held_out(X, y, n_classes, fit_model, random_state, ladder,
     ``fit_model(value, X, y, n_classes)`` returns a fitted model with ``predict_topk``; it
     is called on the sampled classes renumbered 0..k-1. ``start`` (a value of ``ladder``)
     is the rule's value, tried first and kept unless clearly beaten."""
-    if X.shape[0] < MIN_ROWS or np.count_nonzero(np.bincount(y, minlength=n_classes)) < 2:
+    held = HeldOut.draw(X, y, n_classes, random_state)
+    if held is None:
         return None, {}
-    rng = np.random.default_rng(random_state)
-    fit, held, classes = sample_classes(y, n_classes, rng)
-    local = np.full(n_classes, -1, dtype=np.int64)
-    local[classes] = np.arange(classes.size)
-    X_fit, y_fit = X[fit], local[y[fit]]
-    X_held, y_held = X[held], local[y[held]]
-    right = {}
-
-    def score(value):
-        model = fit_model(value, X_fit, y_fit, int(classes.size))
-        right[value] = correct = model.predict_topk(X_held, 1)[0][:, 0] == y_held
-        return int(correct.sum())
-
-    walk_ladder(score, list(ladder), start)
-    return keep_unless_beaten(right), {v: float(r.mean()) for v, r in right.items()}
+    right = held.walk(fit_model, ladder, start)
+    return keep_unless_beaten(right), accuracies(right)
 
 
-def choose_param(model, name, settings, X, y, n_classes, ladder,
-                 start) -> tuple[object | None, dict]:
-    """``choose_on_held_out`` for the parameter ``name`` of the estimator ``model``: each
-    value is scored by a fresh ``type(model)(**settings, name=value)`` fitted on the
-    sample, drawing from ``model.random_state``. ``settings``: every other parameter as the
-    probe's fits should use it (the caller's resolved values, a decoder, ...)."""
+def param_fitter(model, name, settings):
+    """``fit_model`` for ``HeldOut.walk`` over the parameter ``name`` of the estimator
+    ``model``: each value is a fresh ``type(model)(**settings, name=value)`` fitted on the
+    sample. ``settings``: every other parameter as the probe's fits should use it (the
+    caller's resolved values, a decoder, ...)."""
     def fit_at(value, X_sample, y_sample, n_sample_classes):
         return type(model)(**{**settings, name: value}).fit(X_sample, y_sample,
                                                              n_classes=n_sample_classes)
 
-    return choose_on_held_out(X, y, n_classes, fit_at, model.random_state, ladder, start)
+    return fit_at
+
+
+def choose_param(model, name, settings, X, y, n_classes, ladder,
+                 start) -> tuple[object | None, dict]:
+    """``choose_on_held_out`` for the parameter ``name`` of the estimator ``model``
+    (``param_fitter``), drawing from ``model.random_state``."""
+    return choose_on_held_out(X, y, n_classes, param_fitter(model, name, settings),
+                              model.random_state, ladder, start)
