@@ -39,6 +39,11 @@ SGD_LR, EMBEDDING_SPARSE_LR = 0.1, 0.02
 # the rates the embedding tree's probe may try on dense rows, starting at SGD_LR (model.py,
 # ``_choose_lr``)
 LR_LADDER = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+# the embedding tree's width d_e: the paper's 100 on sparse rows; on dense rows at least the
+# number of features D, so z = W x need not narrow x, up to EMBEDDING_DIM_MAX (measured on
+# dense synthetic, D = 128, and leaves100, D = 192: docs/methods/label-trees.md, "The
+# embedding's width")
+EMBEDDING_DIM, EMBEDDING_DIM_MAX = 100, 256
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,18 @@ def _trees_in_budget(shape: DataShape, depth) -> int:
     return int(min(AUTO_TREES, max(1, FIT_BUDGET_SECONDS // fit)))
 
 
+def embedding_width(shape: DataShape) -> int:
+    """The embedding tree's d_e for data of ``shape``: ``EMBEDDING_DIM`` on sparse rows;
+    on dense rows max(``EMBEDDING_DIM``, D) capped at ``EMBEDDING_DIM_MAX``."""
+    if shape.sparse:
+        return EMBEDDING_DIM
+    return int(min(EMBEDDING_DIM_MAX, max(EMBEDDING_DIM, shape.n_features)))
+
+
 def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     """Every ``"auto"`` entry of ``params`` (the method's parameters) resolved for data of
     this ``shape``; the other entries are returned unchanged. ``embedding``: the label
-    embedding tree (SGD only, no node solver)."""
+    embedding tree (SGD only, no node solver; its ``embedding_dim`` is resolved only then)."""
     p = dict(params)
     K = shape.n_classes
     if p.get("solver") == AUTO:
@@ -124,6 +137,8 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         p["lr"] = EMBEDDING_SPARSE_LR if embedding and shape.sparse else SGD_LR
     if p.get("C") == AUTO:
         p["C"] = NODE_C.get(p.get("loss"), 1.0)
+    if embedding and p.get("embedding_dim") == AUTO:
+        p["embedding_dim"] = embedding_width(shape)
     if p.get("n_trees") == AUTO:
         p["n_trees"] = (_trees_in_budget(shape, p.get("max_depth"))
                         if K >= ENSEMBLE_MIN_CLASSES and p.get("solver") == "liblinear"

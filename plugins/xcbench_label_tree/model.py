@@ -41,7 +41,7 @@ SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
                "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
                "logistic": kernels.LOG_SIGMOID}
 AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "C", "prune", "bits",
-               "normalize", "n_trees", "beam", "lr")
+               "normalize", "n_trees", "beam", "lr", "embedding_dim")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
 # one-vs-rest nodes at prune = 0.1: kept weights per input nonzero over all levels (measured)
@@ -166,7 +166,7 @@ class LabelTree(Method):
         "confusion_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
-    embedding_dim = 0  # d_e: 0 for plain label trees
+    _embeds = False  # the label embedding tree (z = W x, node scores z . V_s)
 
     def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
                  epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
@@ -194,7 +194,7 @@ class LabelTree(Method):
     def _resolve(self, shape):
         """Every parameter of ``AUTO_PARAMS`` with "auto" resolved for data of ``shape``."""
         params = {name: getattr(self, name) for name in AUTO_PARAMS if hasattr(self, name)}
-        return defaults.resolve(shape, params, embedding=self.embedding_dim > 0)
+        return defaults.resolve(shape, params, embedding=self._embeds)
 
     def _p(self, name):
         """A parameter's value in use: resolved at fit time when it was "auto"."""
@@ -202,6 +202,19 @@ class LabelTree(Method):
         if value == "auto" and hasattr(self, "_resolved"):
             return self._resolved[name]
         return value
+
+    @property
+    def _width(self):
+        """d_e, the embedding's width in use: 0 for plain label trees; ``embedding_dim``,
+        resolved by the rule when "auto" (set during and after fit, and while
+        ``estimate_memory`` runs)."""
+        if not self._embeds:
+            return 0
+        width = self._p("embedding_dim")
+        if width == "auto":
+            raise NotFittedError("embedding_dim='auto' is resolved from the data: call fit "
+                                 "(or estimate_memory) first")
+        return int(width)
 
     # -- structure ---------------------------------------------------------------------
     def _branching(self, n_classes, branching=None):
@@ -271,14 +284,14 @@ class LabelTree(Method):
         max_depth = self._p("max_depth")
         tree = build_structure(self.n_classes_, self.branching_,
                                self._split(X, y, self.n_classes_, rng), max_depth=max_depth)
-        path_cost = path_arity_sums(tree) + self.embedding_dim
+        path_cost = path_arity_sums(tree) + self._width
         if self._p("solver") == "liblinear":
             if self.C_probe_ is None:
                 self._choose_C(X, y, tree)
             table, bias, mask = self._fit_nodes(tree, X, y, rng)
             return FittedTree(tree, table, bias, np.zeros((1, 1)), mask, [], path_cost)
         bits = self._p("bits")
-        n_rows = self.embedding_dim or tree.n_nodes
+        n_rows = self._width or tree.n_nodes
         size, mask = table_layout(n_rows, X.shape[1], bits,
                                   touched_pairs=self._touched_pairs(X, tree))
         table = self._initial_table(size, rng)
@@ -295,7 +308,7 @@ class LabelTree(Method):
                 order, y, t.child_ptr, t.children, t.parent, t.path_ptr, t.path_node,
                 table, acc, bias, bias_acc, X.shape[1], mask, Xd, indptr,
                 indices, data, dense, float(self._p("lr")), LOSS_CODES[self._p("loss")], V,
-                V_acc, self.embedding_dim > 0, t.max_arity)
+                V_acc, self._embeds, t.max_arity)
             loss_curve.append(float(loss))
             self.report_progress(len(loss_curve), int(self.epochs), "epoch")
         return FittedTree(tree, table, bias, V, mask, loss_curve, path_cost)
@@ -307,7 +320,7 @@ class LabelTree(Method):
         the weights are held once."""
         self.__dict__.pop("forest_", None)
         trees = self.trees_
-        if len(trees) < 2 or self.embedding_dim or not all(m.exact for m in trees):
+        if len(trees) < 2 or self._embeds or not all(m.exact for m in trees):
             return
         node_off = np.cumsum([0] + [m.tree.n_nodes for m in trees])
         edge_off = np.cumsum([0] + [len(m.tree.children) for m in trees])
@@ -360,7 +373,7 @@ class LabelTree(Method):
         """Whether fit chooses the embedding tree's SGD rate on the data: left at "auto",
         on dense rows (sparse rows keep the measured 0.02) whose labels are not skewed (a
         class sample of next-word data is unlike the data)."""
-        return (self.embedding_dim > 0 and self.lr == "auto" and not self.data_shape_.sparse
+        return (self._embeds and self.lr == "auto" and not self.data_shape_.sparse
                 and not skewed_labels(label_entropy(y, self.n_classes_)))
 
     def _choose_lr(self, X, y):
@@ -437,7 +450,7 @@ class LabelTree(Method):
         """(row, feature) pairs training can touch: each example reaches about
         branching x depth node rows (or d_e rows) with its nonzeros."""
         nnz = X.nnz if sp.issparse(X) else X.size
-        rows = self.embedding_dim or self.branching_ * max(tree.depth, 1)
+        rows = self._width or self.branching_ * max(tree.depth, 1)
         return min(float(nnz) * rows, float(tree.n_nodes) * X.shape[1])
 
     def _initial_table(self, size, rng):
@@ -463,7 +476,7 @@ class LabelTree(Method):
         return kernels.beam_topk(int(k), int(beam), t.child_ptr, t.children, t.node_label,
                                  member.table, W, member.bias, self.n_features_in_,
                                  member.mask, Xd, indptr, indices, data, dense, n_rows,
-                                 member.V, self.embedding_dim > 0, t.max_arity,
+                                 member.V, self._embeds, t.max_arity,
                                  self._score_code)
 
     def predict_topk(self, X, k=1):
@@ -519,7 +532,7 @@ class LabelTree(Method):
             per_tree.append(kernels.path_log_proba(
                 y, t.path_ptr, t.path_node, t.parent, t.child_ptr, t.children, m.table, W,
                 m.bias, self.n_features_in_, m.mask, Xd, indptr, indices, data, dense, m.V,
-                self.embedding_dim > 0, t.max_arity))
+                self._embeds, t.max_arity))
         if len(per_tree) == 1:
             return per_tree[0]
         return logsumexp(np.stack(per_tree), axis=0) - math.log(len(per_tree))
@@ -546,7 +559,7 @@ class LabelTree(Method):
             total += kernels.beam_cost(beam, t.child_ptr, t.children, t.node_label, m.table,
                                        W, m.bias, self.n_features_in_, m.mask, Xd, indptr,
                                        indices, data, dense, X.shape[0], m.V,
-                                       self.embedding_dim > 0, t.max_arity, self._score_code)
+                                       self._embeds, t.max_arity, self._score_code)
         return total
 
     # -- memory ------------------------------------------------------------------------
@@ -576,8 +589,9 @@ class LabelTree(Method):
         else:
             n_nodes, depth = structure_size(n_classes, branching)
         depth = max(depth, 1)
-        rows = self.embedding_dim or n_nodes
-        pairs = min(float(nnz) * (self.embedding_dim or branching * depth),
+        width = self._width
+        rows = width or n_nodes
+        pairs = min(float(nnz) * (width or branching * depth),
                     float(n_nodes) * n_features)
         phase = 0  # the node-by-node fit's transient bytes (after the structure's)
         if self._p("solver") == "liblinear":
@@ -586,7 +600,7 @@ class LabelTree(Method):
         else:
             total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
         total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure
-        total += n_trees * 2 * 8 * n_nodes * max(self.embedding_dim, 1)  # V and its sums
+        total += n_trees * 2 * 8 * n_nodes * max(width, 1)  # V and its sums
         if self._p("normalize"):
             total += 8 * nnz + 16 * n_samples  # the unit-row copy of X
         if self._p("structure") != "random":
@@ -632,7 +646,7 @@ class LabelTree(Method):
         for m in self.trees_:
             weights = m.table[3] if m.exact else m.table
             n_params += (0 if forest else weights.size) + m.bias.size
-            n_params += m.V.size if self.embedding_dim else 0
+            n_params += m.V.size if self._embeds else 0
             if not forest:
                 weight_bytes += (sum(a.nbytes for a in m.table) if m.exact else weights.nbytes)
             weight_bytes += m.bias.nbytes + m.V.nbytes + m.tree.nbytes()
@@ -695,21 +709,28 @@ class LabelEmbeddingTree(LabelTree):
     """Label embedding tree: z = W x (d_e = ``embedding_dim``) computed once per example,
     node s scored by z . V_s; W and V trained jointly by SGD on the tree loss (Relaxation 2;
     or ``loss="softmax"``, see ``LabelTree``) with ||V_s|| <= 1. Same structures and
-    parameters as ``LabelTree`` (``loss="independent"`` is a plain label tree's only).
+    parameters as ``LabelTree`` (``loss="independent"`` is a plain label tree's only), and:
+
+    embedding_dim : d_e, an int, or "auto" (``defaults.embedding_width``): the paper's 100
+        on sparse rows (at most 10% nonzeros); on dense rows max(100, D) capped at 256, so
+        z = W x does not narrow x (letter's D = 16 and ALOI's 27 keep 100). The value used
+        is in ``resolved_params_``; docs/methods/label-trees.md ("The embedding's width").
 
     Memory (fit, bytes): W table 2 x 8 x S (S = d_e x D direct, or 2^bits hashed) + V and its
     sums 16 x nodes x d_e + structure O(K).
     """
 
+    _embeds = True
+
     _parameter_constraints = {
         **LabelTree._parameter_constraints,
         "loss": [StrOptions({"tree", "softmax"})],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
-        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(self, structure="auto", branching="auto", max_depth="auto",
-                 embedding_dim=100, loss="tree", epochs=5, lr="auto", bits="auto",
+                 embedding_dim="auto", loss="tree", epochs=5, lr="auto", bits="auto",
                  n_trees="auto", beam="auto", holdout=0.2, confusion_iter=50,
                  random_state=None):
         super().__init__(structure=structure, branching=branching, max_depth=max_depth,
@@ -724,5 +745,5 @@ class LabelEmbeddingTree(LabelTree):
         return rng.normal(0.0, 1.0 / math.sqrt(max(self.n_features_in_, 1)), size)
 
     def _initial_embeddings(self, tree, rng):
-        V = rng.normal(size=(tree.n_nodes, self.embedding_dim))
+        V = rng.normal(size=(tree.n_nodes, self._width))
         return V / np.linalg.norm(V, axis=1, keepdims=True)
