@@ -56,7 +56,8 @@ def resolve(params: dict, shape: DataShape) -> dict:
     - ``solver``: ``"liblinear"`` (nodes fitted to convergence beat SGD on every dataset
       measured; SGD stays available).
     - ``tree``: ``"kmeans_balanced"`` with LIBLINEAR nodes (napkinXC's and Parabel's tree),
-      ``"huffman"`` with SGD (the softmax-tree paper's).
+      ``"huffman"`` with SGD (the softmax-tree paper's). When C is probed (below) on dense
+      rows with K > ``max_leaf``, ``fit`` may replace it by ``"kmeans"`` (``c_probe``).
     - ``max_leaf`` (k-means trees; 1 otherwise): 100 classes under a last node on sparse
       rows, or on dense rows when K <= 100 (one softmax over all classes); 10 on dense rows
       with K > 100, where one linear node cannot tell 100 classes apart in a few dense

@@ -54,7 +54,9 @@ class HierarchicalSoftmax(Method):
     (``defaults.resolve``: LIBLINEAR nodes on a balanced k-means tree with up to 100 classes
     under a last node, the exact store when the direct table would pass 256 MB, pruning
     only as far as memory needs, C by label skew and then, with LIBLINEAR nodes and labels
-    of about equal frequency, on held-out rows (``c_probe``), lr from the row norms); the resolved
+    of about equal frequency, on held-out rows (``c_probe``; on dense rows with more classes
+    than one last node holds, the tree too: the unbalanced ``"kmeans"`` tree replaces the
+    balanced one when clearly better there), lr from the row norms); the resolved
     values are in ``resolved_params_`` after fit. SGD: 5 epochs, lr decayed x0.9 per
     epoch, no momentum. The softmax-tree paper's setting (lr 0.005, momentum 0.9, x0.995
     "after each step") diverges on the PTB GloVe features here (mean ||x||^2 = 79, so a
@@ -230,8 +232,10 @@ class HierarchicalSoftmax(Method):
         held = HeldOut.draw(X, y, self.n_classes_, self.random_state)
         if held is None:
             return
-        trees = (c_probe.tree_candidates(p["tree"]) if self._probes_tree(shape, p)
-                 else [p["tree"]])
+        trees = [p["tree"]]
+        # the trees differ only when the sample has more classes than one last node holds
+        if self._probes_tree(shape, p) and held.n_classes > int(p["max_leaf"]):
+            trees = c_probe.tree_candidates(p["tree"])
         kept = {}  # tree -> (the C its walk kept, {C tried: rows right})
         for tree in trees:
             fit_at = param_fitter(self, "C", {**p, "tree": tree, "decoder": "topk"})
