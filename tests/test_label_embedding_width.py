@@ -1,5 +1,6 @@
 """The label embedding tree's embedding_dim="auto": d_e resolved at fit time by
-``defaults.embedding_width`` (100 on sparse rows, max(100, D) capped at 256 on dense rows)."""
+``defaults.embedding_width`` (100 on sparse rows and skewed labels, max(100, D) capped at
+256 on other dense rows)."""
 import pickle
 
 import numpy as np
@@ -12,9 +13,10 @@ from xcbench.data.synthetic import make_hierarchical
 from xcbench_label_tree import defaults, model as tree_model
 
 
-def _shape(n_features, sparse, n_samples=1000, n_classes=50):
+def _shape(n_features, sparse, n_samples=1000, n_classes=50, entropy=1.0):
     nnz_per_row = 0.05 * n_features if sparse else float(n_features)
-    return defaults.DataShape(n_samples, n_features, nnz_per_row, n_classes, sparse, 1.0)
+    return defaults.DataShape(n_samples, n_features, nnz_per_row, n_classes, sparse, 1.0,
+                              entropy)
 
 
 @pytest.mark.parametrize("n_features, sparse, width", [
@@ -33,6 +35,18 @@ def test_the_rule(n_features, sparse, width):
     assert defaults.resolve(shape, {"embedding_dim": 7}, embedding=True)["embedding_dim"] == 7
     # only the embedding tree resolves it
     assert defaults.resolve(shape, {"embedding_dim": "auto"})["embedding_dim"] == "auto"
+
+
+def test_skewed_labels_keep_the_papers_width():
+    """Next-word data (label entropy / log K under 0.8; ptb: dense GloVe rows, D = 150)
+    keep 100: no rate probe runs there to re-tune the step for a wider W, and 150 was 1.2
+    points worse on ptb. Unknown entropy (sizes only) counts as not skewed."""
+    assert defaults.embedding_width(_shape(150, False, entropy=0.7)) == 100
+    assert defaults.embedding_width(_shape(150, False, entropy=None)) == 150
+    y = np.r_[np.zeros(900, dtype=np.int64), np.arange(100)]  # one class holds 90%
+    X = np.random.default_rng(0).normal(size=(1000, 150))
+    shape = defaults.data_shape(X, y, 100)
+    assert shape.label_entropy < 0.8 and defaults.embedding_width(shape) == 100
 
 
 def _dense(n_features=128, n_train=300, n_classes=12):

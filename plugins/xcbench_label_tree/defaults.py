@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from xcbench.contract.data_shape import mostly_zeros, narrow_dense, nonzeros
+from xcbench.contract.data_shape import (label_entropy, mostly_zeros, narrow_dense, nonzeros,
+                                         skewed_labels)
 
 AUTO = "auto"
 WIDE = 100  # Bonsai's node width: children per node of the unbalanced k-means tree
@@ -39,18 +40,20 @@ SGD_LR, EMBEDDING_SPARSE_LR = 0.1, 0.02
 # the rates the embedding tree's probe may try on dense rows, starting at SGD_LR (model.py,
 # ``_choose_lr``)
 LR_LADDER = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
-# the embedding tree's width d_e: the paper's 100 on sparse rows; on dense rows at least the
-# number of features D, so z = W x need not narrow x, up to EMBEDDING_DIM_MAX (measured on
-# dense synthetic, D = 128, and leaves100, D = 192: docs/methods/label-trees.md, "The
-# embedding's width")
+# the embedding tree's width d_e: the paper's 100 on sparse rows and skewed labels; on other
+# dense rows at least the number of features D, so z = W x need not narrow x, up to
+# EMBEDDING_DIM_MAX (measured on dense synthetic, D = 128, leaves100, D = 192, and ptb, D =
+# 150: docs/methods/label-trees.md, "The embedding's width")
 EMBEDDING_DIM, EMBEDDING_DIM_MAX = 100, 256
 
 
 @dataclass(frozen=True)
 class DataShape:
     """What the rules read: rows N, features D, mean nonzeros per row, classes K, whether
-    the data is sparse (at most 10% nonzeros, whatever its container) and the label skew
-    (the most frequent class's rows over the mean rows per class; 1 when balanced)."""
+    the data is sparse (at most 10% nonzeros, whatever its container), the label skew
+    (the most frequent class's rows over the mean rows per class; 1 when balanced) and the
+    label entropy over log K (``xcbench.contract.data_shape.label_entropy``; None when
+    unknown, e.g. from sizes alone)."""
 
     n_samples: int
     n_features: int
@@ -58,6 +61,7 @@ class DataShape:
     n_classes: int
     sparse: bool
     skew: float
+    label_entropy: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -70,7 +74,7 @@ def data_shape(X, y, n_classes: int) -> DataShape:
     counts = np.bincount(np.asarray(y, dtype=np.int64), minlength=n_classes)
     skew = float(counts.max() / max(counts.mean(), 1e-12)) if n else 1.0
     return DataShape(int(n), int(d), float(nnz / max(n, 1)), int(n_classes),
-                     mostly_zeros(nnz, n, d), skew)
+                     mostly_zeros(nnz, n, d), skew, label_entropy(y, n_classes))
 
 
 def tree_fit_seconds(shape: DataShape, depth) -> float:
@@ -87,9 +91,11 @@ def _trees_in_budget(shape: DataShape, depth) -> int:
 
 
 def embedding_width(shape: DataShape) -> int:
-    """The embedding tree's d_e for data of ``shape``: ``EMBEDDING_DIM`` on sparse rows;
-    on dense rows max(``EMBEDDING_DIM``, D) capped at ``EMBEDDING_DIM_MAX``."""
-    if shape.sparse:
+    """The embedding tree's d_e for data of ``shape``: ``EMBEDDING_DIM`` on sparse rows and
+    on skewed labels (next-word data, where no rate probe re-tunes the step for a wider W:
+    ptb lost 1.2 points at 150); on other dense rows max(``EMBEDDING_DIM``, D) capped at
+    ``EMBEDDING_DIM_MAX``."""
+    if shape.sparse or skewed_labels(shape.label_entropy):
         return EMBEDDING_DIM
     return int(min(EMBEDDING_DIM_MAX, max(EMBEDDING_DIM, shape.n_features)))
 

@@ -13,7 +13,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.contract.data_shape import label_entropy, mostly_zeros, skewed_labels
+from xcbench.contract.data_shape import mostly_zeros, skewed_labels
 from xcbench.contract.holdout import choose_param
 from xcbench.contract.method import Method, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
@@ -263,7 +263,7 @@ class LabelTree(Method):
         self._check_solver()
         # lr="auto" of the embedding tree on dense rows: chosen on held-out training rows
         self.lr_probe_ = {}
-        if self._chooses_lr(y):
+        if self._chooses_lr():
             self._choose_lr(X, y)
         rng = np.random.default_rng(self.random_state)
         self.n_features_in_ = X.shape[1]
@@ -371,12 +371,12 @@ class LabelTree(Method):
             self._forest_views()
             self.table_ = self.trees_[0].table
 
-    def _chooses_lr(self, y):
+    def _chooses_lr(self):
         """Whether fit chooses the embedding tree's SGD rate on the data: left at "auto",
         on dense rows (sparse rows keep the measured 0.02) whose labels are not skewed (a
         class sample of next-word data is unlike the data)."""
         return (self._embeds and self.lr == "auto" and not self.data_shape_.sparse
-                and not skewed_labels(label_entropy(y, self.n_classes_)))
+                and not skewed_labels(self.data_shape_.label_entropy))
 
     def _choose_lr(self, X, y):
         """lr from held-out rows: the whole model, the other settings as resolved, fitted
@@ -714,9 +714,9 @@ class LabelEmbeddingTree(LabelTree):
     parameters as ``LabelTree`` (``loss="independent"`` is a plain label tree's only), and:
 
     embedding_dim : d_e, an int, or "auto" (``defaults.embedding_width``): the paper's 100
-        on sparse rows (at most 10% nonzeros); on dense rows max(100, D) capped at 256, so
-        z = W x does not narrow x of up to 256 features (letter's D = 16 and ALOI's 27
-        keep 100). The value used is in ``resolved_params_``; docs/methods/label-trees.md
+        on sparse rows (at most 10% nonzeros) and skewed labels (next-word data); on other
+        dense rows max(100, D) capped at 256, so z = W x does not narrow x of up to 256
+        features (letter's D = 16 and ALOI's 27 keep 100). The value used is in ``resolved_params_``; docs/methods/label-trees.md
         ("The embedding's width").
 
     Memory (fit, bytes): W table 2 x 8 x S (S = d_e x D direct, or 2^bits hashed) + V and its

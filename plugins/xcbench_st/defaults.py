@@ -135,7 +135,8 @@ def resolve_ast(params: dict, shape: DataShape) -> dict:
     """{name: value} for each of ast's ``"auto"`` parameters. Sparse: the reports/scaling
     setting (cluster init, k0 = 100, depth0 = ceil(log2(K / 100)) + 1, one initial TAO pass,
     one stage with one global pass); dense: depth0 = 2, k0 = ceil(K / 4), random init (which
-    ``AdaptiveSoftmaxTree.fit`` may replace by the clustered one, chosen on held-out rows),
+    ``AdaptiveSoftmaxTree.fit`` replaces by the clustered one unless the random start is
+    clearly better on held-out rows; kept on skewed labels and data too small to probe),
     10 initial passes, up to 8 stages of 5 global passes. alpha as ``rule_alpha``."""
     sparse = shape.sparse
     rules = {
