@@ -125,9 +125,37 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def numeric_path() -> dict:
+    """What decides this machine's floating-point results beyond the package versions:
+    ``blas``, the BLAS library numpy calls and the kernel architecture it picked (e.g.
+    ``openblas 0.3.31 (SkylakeX)``), and ``llvm_cpu``, the CPU LLVM compiles the numba
+    kernels for (e.g. ``znver4``). Two machines of one CPU name can differ in both, and
+    methods that take discrete steps on float comparisons (TAO's softmax trees) then end
+    in different models; None where they cannot be read."""
+    out = {"blas": None, "llvm_cpu": None}
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        if blas:
+            info = blas[0]
+            out["blas"] = (f"{info.get('internal_api')} {info.get('version')} "
+                           f"({info.get('architecture')})")
+    except Exception:  # noqa: BLE001 - provenance must never fail a run
+        pass
+    try:
+        import llvmlite.binding as llvm
+
+        out["llvm_cpu"] = str(llvm.get_host_cpu_name())
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
 def environment(threads: int) -> dict:
-    """Versions, host name, CPU and thread count of this process, for the record (computed
-    where the cell is measured, so ``host`` and ``cpu`` name the measuring machine)."""
+    """Versions, host name, CPU (with ``numeric_path``) and thread count of this process,
+    for the record (computed where the cell is measured, so ``host`` and ``cpu`` name the
+    measuring machine)."""
     import scipy
     import sklearn
 
@@ -146,5 +174,5 @@ def environment(threads: int) -> dict:
             "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
             "platform": platform.platform(), "machine": platform.machine(),
-            "host": socket.gethostname(), "cpu": cpu,
+            "host": socket.gethostname(), "cpu": cpu, **numeric_path(),
             "cpu_count": os.cpu_count(), "threads": threads}
