@@ -25,7 +25,7 @@ from .init import INITS, initial_tree
 from .model import SHARED_CONSTRAINTS, TreeInference
 from .tao import leaf_loss, losses_at_leaves, rows_by_node, tao_pass
 
-# the initial trees the probe compares on dense rows, the rule's (random) first
+# the initial trees the probe compares on dense rows (its walk starts at PROBE_INIT)
 INIT_LADDER = ("random", "cluster")
 # the start the dense init probe keeps unless the other is clearly better: clustered, the
 # better or tied start on 3 of the 4 dense sets compared (docs/methods/softmax-tree.md)

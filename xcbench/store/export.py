@@ -26,7 +26,7 @@ SECTIONS = (("metrics", "metric"), ("summary", "summary"), ("stats", "stats"),
             ("memory", "memory"), ("path_cost", "path_cost"), ("dataset_stats", "dataset"),
             ("run_options", "option"), ("code", "code"))
 ENV_FIELDS = ("xcbench", "git_commit", "python", "numpy", "scipy", "sklearn", "cpu",
-              "cpu_count", "machine", "platform", "threads")
+              "blas", "llvm_cpu", "cpu_count", "machine", "platform", "threads")
 
 
 def stored_records(out) -> list[dict]:

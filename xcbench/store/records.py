@@ -125,9 +125,43 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def numeric_path() -> dict:
+    """What decides this machine's floating-point results beyond the package versions:
+    ``blas``, every BLAS library loaded and the kernel architecture each picked (e.g.
+    ``openblas 0.3.31 (SkylakeX)``; numpy and scipy may each bring one), and ``llvm_cpu``,
+    the CPU numba compiles its kernels for and a digest of the CPU features it uses (e.g.
+    ``znver4 1a2b3c4d``; ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` override them as numba
+    does). Two machines of one CPU name can differ in both, and methods that take discrete
+    steps on float comparisons (TAO's softmax trees) then end in different models. None
+    where they cannot be read (threadpoolctl before 3.5 does not see numpy 2's BLAS)."""
+    out = {"blas": None, "llvm_cpu": None}
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [" ".join(str(part) for part in (info.get("internal_api"), info.get("version"))
+                         if part)
+                + (f" ({info['architecture']})" if info.get("architecture") else "")
+                for info in threadpool_info() if info.get("user_api") == "blas"]
+        out["blas"] = "; ".join(dict.fromkeys(blas)) or None
+    except Exception:  # noqa: BLE001 - provenance must never fail a run
+        pass
+    try:
+        import llvmlite.binding as llvm
+        from numba.core import config
+
+        name = config.CPU_NAME or llvm.get_host_cpu_name()
+        features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+        digest = hashlib.sha256(str(features).encode()).hexdigest()[:8]
+        out["llvm_cpu"] = f"{name} {digest}"
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
 def environment(threads: int) -> dict:
-    """Versions, host name, CPU and thread count of this process, for the record (computed
-    where the cell is measured, so ``host`` and ``cpu`` name the measuring machine)."""
+    """Versions, host name, CPU (with ``numeric_path``) and thread count of this process,
+    for the record (computed where the cell is measured, so ``host`` and ``cpu`` name the
+    measuring machine)."""
     import scipy
     import sklearn
 
@@ -146,5 +180,5 @@ def environment(threads: int) -> dict:
             "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
             "platform": platform.platform(), "machine": platform.machine(),
-            "host": socket.gethostname(), "cpu": cpu,
+            "host": socket.gethostname(), "cpu": cpu, **numeric_path(),
             "cpu_count": os.cpu_count(), "threads": threads}
