@@ -11,9 +11,9 @@ from xcbench.kernels import kernel_input
 from xcbench.contract.data_shape import skewed_labels
 from xcbench.contract.holdout import HeldOut, accuracies, param_fitter
 from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.stats import keep_unless_beaten
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
-from xcbench.stats import keep_unless_beaten
 from xcbench.tree.weights import DIRECT
 
 from . import c_probe, kernels

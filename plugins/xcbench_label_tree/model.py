@@ -716,8 +716,8 @@ class LabelEmbeddingTree(LabelTree):
     embedding_dim : d_e, an int, or "auto" (``defaults.embedding_width``): the paper's 100
         on sparse rows (at most 10% nonzeros) and skewed labels (next-word data); on other
         dense rows max(100, D) capped at 256, so z = W x does not narrow x of up to 256
-        features (letter's D = 16 and ALOI's 27 keep 100). The value used is in ``resolved_params_``; docs/methods/label-trees.md
-        ("The embedding's width").
+        features (letter's D = 16 and ALOI's 27 keep 100). The value used is in
+        ``resolved_params_``; docs/methods/label-trees.md ("The embedding's width").
 
     Memory (fit, bytes): W table 2 x 8 x S (S = d_e x D direct, or 2^bits hashed) + V and its
     sums 16 x nodes x d_e + structure O(K).
