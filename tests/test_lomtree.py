@@ -3,6 +3,8 @@ import numpy as np
 
 import xcbench
 from xcbench.testing import check_method
+from xcbench.tree import backoff
+from xcbench_online.defaults import SMOOTHING_FALLBACK
 
 
 def test_lomtree_conforms():
@@ -43,10 +45,40 @@ def test_more_passes_learn_more():
     assert (one.stats()["passes"], many.stats()["passes"]) == (1, 10)  # shown in records
 
 
-def test_log_proba_is_the_leaf_frequency():
+def test_log_proba_matches_the_ranked_scores():
     ds, m = _fit(passes=3)
     labels, scores = m.predict_topk(ds.X_test[:20], 3)
     np.testing.assert_allclose(m.log_proba(ds.X_test[:20], labels[:, 0]), scores[:, 0])
+
+
+def test_unsmoothed_log_proba_is_the_leaf_frequency():
+    ds, m = _fit(passes=3, smoothing=0)
+    X, y = ds.X_test[:200], ds.y_test[:200]
+    leaf = m.apply(X)
+    counts = [m.label_stats_.labels_of(j) for j in leaf]  # leaves of this tree saw data
+    expected = [np.log(c.get(label, 0) / sum(c.values())) if label in c else -np.inf
+                for c, label in zip(counts, y)]
+    np.testing.assert_allclose(m.log_proba(X, y), expected)
+    np.testing.assert_array_equal(m.support_size(X), [len(c) for c in counts])
+
+
+def test_smoothing_gives_every_class_a_probability_and_is_chosen_on_held_out_rows():
+    ds, m = _fit()  # passes="auto" holds rows out
+    assert m.smoothing_ in backoff.WEIGHT_GRID and m.resolved_params_["smoothing"] == m.smoothing_
+    scores = m.stats()["smoothing_scores"]
+    assert max(scores, key=scores.get) == str(m.smoothing_)
+    assert np.isfinite(m.log_proba(ds.X_test, ds.y_test)).all()
+    assert (m.support_size(ds.X_test) == ds.n_classes).all()
+    _, fixed = _fit(passes=2)  # no held-out rows: the fallback
+    assert fixed.smoothing_ == SMOOTHING_FALLBACK and fixed.stats()["smoothing_scores"] == {}
+
+
+def test_smoothing_leaves_top1_of_a_well_fitted_tree_nearly_unchanged():
+    ds, raw = _fit(passes=3, smoothing=0)
+    _, smooth = _fit(passes=3, smoothing=0.3)
+    a = raw.predict_topk(ds.X_test, 1)[0][:, 0]
+    b = smooth.predict_topk(ds.X_test, 1)[0][:, 0]
+    assert np.mean(a == b) > 0.9
 
 
 def test_depth_statistics_match_routing_after_recycling():

@@ -22,9 +22,16 @@ from VW's log_multi, on purpose: a recycled node starts with a fresh (zero) regr
 reuses stale weights); a swap whose smallest leaf hangs under the root is skipped (VW
 leaves it unhandled).
 
-Probabilities: ``log_proba`` returns the log of the label frequency at the leaf an example
-reaches (a leaf that never saw data uses its nearest ancestor's counts); labels the leaf
-never saw get probability 0 (-inf), which perplexity-with-coverage reports as uncovered.
+Probabilities (an xcbench addition: the paper and VW predict a label only): the label
+frequencies of the leaf an example reaches, backed off along its path to the root
+(``xcbench.tree.backoff``: each node's frequencies mixed with its parent's smoothed
+distribution at weight ``smoothing``, a uniform distribution over the K classes at the
+root), so every class has a positive probability. ``smoothing="auto"`` chooses the weight
+by log-likelihood on the rows ``passes="auto"`` holds out, from ``backoff.WEIGHT_GRID``;
+with no held-out rows (a fixed number of passes, or a million rows or more) it is
+``SMOOTHING_FALLBACK``. ``smoothing=0`` gives the unsmoothed leaf frequency (a leaf that
+never saw data uses its nearest ancestor's counts; labels it never saw get probability 0,
+reported as uncovered). ``predict_topk`` ranks by the same probabilities.
 """
 from __future__ import annotations
 
@@ -36,6 +43,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.contract.data_shape import mostly_zeros, nonzeros, stored_values
 from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.tree import backoff
 from xcbench.tree.descent import descend
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, layout_bytes, new_table, weights_only
@@ -43,7 +51,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
-from .defaults import DataShape, resolve_lomtree
+from .defaults import SMOOTHING_FALLBACK, DataShape, resolve_lomtree
 from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
@@ -66,7 +74,8 @@ class LOMTree(Method):
     Fitted model bytes: 8 S + 44 E' (E' the pairs left at the end) + 104 (2T + 1) + 160
     (2T + 1) (leaf tables). Peak of ``fit`` beyond X (``estimate_memory``): 16 S (weights
     and AdaGrad sums; 24 S with ``update="vw"``, which adds a normalizer) + 3 x 44 E (a
-    doubling of the statistics) + 104 (2T + 1) + 160 (2T + 1) + 16 nnz + 16 N (CSR copies
+    doubling of the statistics) + 104 (2T + 1) + 240 (2T + 1) (leaf tables and each node's
+    top labels, their candidates) + 16 nnz + 16 N (CSR copies
     for the compiled kernels, the row order; a tenth more for the held-out rows' copy with
     ``passes="auto"``). No O(K x D) or O(K^2) array.
     """
@@ -80,11 +89,13 @@ class LOMTree(Method):
         "normalize": ["boolean"],
         "update": [StrOptions({"adagrad", "vw"})],
         "bits": [StrOptions({"auto"}), Interval(Integral, 16, 30, closed="both")],
+        "smoothing": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
 
     def __init__(self, max_internal="auto", swap_resistance=4.0, lr="auto", loss="absolute",
-                 passes="auto", normalize=True, update="vw", bits="auto", random_state=None):
+                 passes="auto", normalize=True, update="vw", bits="auto", smoothing="auto",
+                 random_state=None):
         self.max_internal = max_internal
         self.swap_resistance = swap_resistance
         self.lr = lr
@@ -93,6 +104,7 @@ class LOMTree(Method):
         self.normalize = normalize
         self.update = update
         self.bits = bits
+        self.smoothing = smoothing
         self.random_state = random_state
 
     def _n_internal(self, n_classes):
@@ -112,7 +124,7 @@ class LOMTree(Method):
         touched = nnz * math.ceil(math.log2(max(n_classes, 2)))
         columns = 3 if self.update == "vw" else 2
         return int(layout_bytes(nodes, n_features, self.bits, touched, columns=columns)
-                   + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 16 * _STORED_TOPK) * nodes
+                   + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 24 * _STORED_TOPK) * nodes
                    + input_bytes(n_samples, nnz) + holdout_bytes(self.passes, n_samples, nnz))
 
     def fit(self, X, y, n_classes=None):
@@ -164,7 +176,6 @@ class LOMTree(Method):
                 kernels.leaf_top1(stats.parts, parent, leaf, top1)
                 schedule.report(float(np.mean(top1 != y[rows])))
         self.passes_done_ = schedule.passes_done
-        self.resolved_params_ = self._resolved(rules, schedule.passes_done)
         used = int(state[1])
         self.n_internal_, self.n_swaps_ = int(state[0]), int(state[2])
         self.left_, self.right_, self.parent_ = left[:used], right[:used], parent[:used]
@@ -172,8 +183,24 @@ class LOMTree(Method):
         self.weights_ = weights_only(wa)  # AdaGrad sums are dropped
         stats.shrink()
         self.label_stats_ = stats
+        self.path_cap_ = int(backoff.max_path_length(self.parent_))
+        self.smoothing_, self.smoothing_scores_ = self._choose_smoothing(
+            X, y, schedule.holdout)
+        self.resolved_params_ = self._resolved(rules, schedule.passes_done)
         self._leaf_tables()
         return self
+
+    def _choose_smoothing(self, X, y, holdout):
+        """(parent weight, {weight: held-out mean log-likelihood}): the parameter's value;
+        for "auto" the best of ``backoff.WEIGHT_GRID`` on the held-out rows, or
+        ``SMOOTHING_FALLBACK`` when there are none."""
+        if self.smoothing != "auto":
+            return float(self.smoothing), {}
+        if holdout is None or not len(holdout):
+            return SMOOTHING_FALLBACK, {}
+        leaf = self.apply(X[holdout])
+        return backoff.choose_weight(self.label_stats_.parts, self.parent_, leaf, y[holdout],
+                                     self.n_classes_, self.path_cap_)
 
     def _resolved(self, rules, passes_done) -> dict:
         """The value of every ``"auto"`` parameter (``None`` for max_internal) in this fit:
@@ -185,23 +212,38 @@ class LOMTree(Method):
             out["passes"] = int(passes_done)
         if self.bits == "auto":
             out["bits"] = "direct" if self.mask_ < 0 else int(self.mask_).bit_length()
+        if self.smoothing == "auto":
+            out["smoothing"] = self.smoothing_
         return out
 
     def _leaf_tables(self):
-        """Per node: the node whose label counts it predicts with (its own, or the nearest
-        ancestor's when it saw none), its top labels and log frequencies, support size."""
-        totals = self.label_stats_.totals()
-        source = np.arange(len(self.left_), dtype=np.int64)
-        for j in self._top_down():  # recycling reuses ids, so walk the tree from the root
-            if totals[j] == 0 and self.parent_[j] >= 0:
-                source[j] = source[self.parent_[j]]
-        self.source_ = source
+        """Per leaf: its top labels by smoothed probability and their log probabilities;
+        per node: how many labels it (or its nearest ancestor with data) saw, and how many
+        classes have a positive probability there."""
+        nodes = np.arange(len(self.left_), dtype=np.int64)
         k = min(_STORED_TOPK, self.n_classes_)
-        self.top_labels_ = np.full((len(source), k), -1, dtype=np.int64)
-        self.top_logp_ = np.full((len(source), k), -np.inf)
-        kernels.leaf_tables(self.label_stats_.parts, source, k, self.top_labels_,
-                            self.top_logp_)
-        self.support_ = self.label_stats_.distinct()[source]
+        self.top_labels_ = np.full((len(nodes), k), -1, dtype=np.int64)
+        self.top_logp_ = np.full((len(nodes), k), -np.inf)
+        leaves = nodes[self.left_ < 0]  # rows reach leaves only; internal rows stay padding
+        self.top_labels_[leaves], self.top_logp_[leaves] = self._ranked(leaves, k)
+        # the labels seen at the deepest node with data on the path
+        distinct, totals = self.label_stats_.distinct(), self.label_stats_.totals()
+        self.seen_ = distinct.copy()
+        for j in self._top_down():  # recycling reuses ids, so walk from the root
+            if totals[j] == 0 and self.parent_[j] >= 0:
+                self.seen_[j] = self.seen_[self.parent_[j]]
+        self.support_ = (np.full(len(nodes), self.n_classes_, dtype=np.int64)
+                         if self.smoothing_ > 0 else self.seen_)
+
+    def _ranked(self, nodes, k):
+        """(labels, log p), each (len(nodes), k): the k most probable labels at each node."""
+        labels = np.full((len(nodes), k), -1, dtype=np.int64)
+        logp = np.full((len(nodes), k), -np.inf)
+        parts = self.label_stats_.parts
+        candidates = backoff.node_top_labels(parts, len(self.parent_), k)
+        backoff.top_tables(parts, self.parent_, nodes, candidates, self.smoothing_,
+                           self.n_classes_, self.path_cap_, labels, logp)
+        return labels, logp
 
     def _top_down(self) -> list[int]:
         """Node ids with every parent before its children (depth-first from the root)."""
@@ -239,16 +281,17 @@ class LOMTree(Method):
         kk = min(k, self.top_labels_.shape[1])
         labels[:, :kk] = self.top_labels_[leaf, :kk]
         scores[:, :kk] = self.top_logp_[leaf, :kk]
-        if k > kk:  # rarely needed: rank all of each leaf's labels
-            kernels.leaf_tables(self.label_stats_.parts, self.source_[leaf],
-                                min(k, self.n_classes_), labels, scores)
+        if k > kk:  # rarely needed: rank more labels than the stored tables hold
+            kk = min(k, self.n_classes_)
+            labels[:, :kk], scores[:, :kk] = self._ranked(leaf, kk)
         return labels, scores
 
     def log_proba(self, X, y):
         leaf = self.apply(X)
         y, _ = check_labels(y, len(leaf), self.n_classes_)
         out = np.empty(len(leaf))
-        kernels.leaf_log_freq(self.label_stats_.parts, self.source_, leaf, y, out)
+        backoff.log_probs(self.label_stats_.parts, self.parent_, leaf, y, self.smoothing_,
+                          self.n_classes_, self.path_cap_, out)
         return out
 
     def support_size(self, X):
@@ -274,8 +317,11 @@ class LOMTree(Method):
             "passes": int(self.passes_done_),  # training passes made ("auto": holdout stop)
             "swaps": int(self.n_swaps_),
             "label_pairs": int(self.label_stats_.n_entries),
-            "classes_per_leaf_mean": float(self.support_[leaves].mean()) if leaves.size else 0.0,
-            "classes_per_leaf_max": int(self.support_[leaves].max()) if leaves.size else 0,
+            "classes_per_leaf_mean": float(self.seen_[leaves].mean()) if leaves.size else 0.0,
+            "classes_per_leaf_max": int(self.seen_[leaves].max()) if leaves.size else 0,
+            "smoothing": float(self.smoothing_),  # back-off weight on the parent used
+            # smoothing="auto": held-out mean log-likelihood per weight tried
+            "smoothing_scores": {str(b): v for b, v in self.smoothing_scores_.items()},
         }
 
 

@@ -166,32 +166,6 @@ def train_pass(order, start, y, state, left, right, parent, C, stats, E, row_of,
 
 
 @_jit
-def leaf_tables(stats, source, k, top_labels, top_logp):
-    """Per node j: the k most frequent labels of node ``source[j]`` (j itself, or its nearest
-    ancestor with data) and their log frequencies, padded with -1 / -inf."""
-    node_f = stats[4]
-    cnt = np.empty(k)
-    lab = np.empty(k, dtype=np.int64)
-    for j in range(source.shape[0]):
-        src = source[j]
-        m = ls.top_labels(stats, src, k, lab, cnt)
-        total = max(node_f[src, 0], 1.0)
-        for q in range(m):
-            top_labels[j, q] = lab[q]
-            top_logp[j, q] = np.log(cnt[q] / total)
-
-
-@_jit
-def leaf_log_freq(stats, source, leaf, y, out):
-    """log(count of y_i at the data node of leaf_i / its total), -inf for unseen labels."""
-    node_f = stats[4]
-    for i in range(leaf.shape[0]):
-        src = source[leaf[i]]
-        c = ls.count(stats, src, y[i])
-        out[i] = np.log(c / max(node_f[src, 0], 1.0)) if c > 0 else -np.inf
-
-
-@_jit
 def leaf_top1(stats, parent, leaf, out):
     """The most frequent label of each row's leaf (or of its nearest ancestor with data), -1
     when no node on the way has any: the prediction of a tree still being trained."""
