@@ -4,7 +4,7 @@ import numpy as np
 import xcbench
 from xcbench.testing import check_method
 from xcbench.tree import backoff
-from xcbench_online.defaults import SMOOTHING_FALLBACK
+from xcbench_online.defaults import FLOOR_FALLBACK, SMOOTHING_FALLBACK
 
 
 def test_lomtree_conforms():
@@ -52,7 +52,7 @@ def test_log_proba_matches_the_ranked_scores():
 
 
 def test_unsmoothed_log_proba_is_the_leaf_frequency():
-    ds, m = _fit(passes=3, smoothing=0)
+    ds, m = _fit(passes=3, smoothing=0, smoothing_floor=0)
     X, y = ds.X_test[:200], ds.y_test[:200]
     leaf = m.apply(X)
     counts = [m.label_stats_.labels_of(j) for j in leaf]  # leaves of this tree saw data
@@ -64,18 +64,21 @@ def test_unsmoothed_log_proba_is_the_leaf_frequency():
 
 def test_smoothing_gives_every_class_a_probability_and_is_chosen_on_held_out_rows():
     ds, m = _fit()  # passes="auto" holds rows out
-    assert m.smoothing_ in backoff.WEIGHT_GRID and m.resolved_params_["smoothing"] == m.smoothing_
+    assert m.smoothing_ in backoff.WEIGHT_GRID and m.smoothing_floor_ in backoff.FLOOR_GRID
+    assert m.resolved_params_["smoothing"] == m.smoothing_
+    assert m.resolved_params_["smoothing_floor"] == m.smoothing_floor_
     scores = m.stats()["smoothing_scores"]
-    assert max(scores, key=scores.get) == str(m.smoothing_)
+    assert max(scores, key=scores.get) == f"{m.smoothing_:g}/{m.smoothing_floor_:g}"
     assert np.isfinite(m.log_proba(ds.X_test, ds.y_test)).all()
     assert (m.support_size(ds.X_test) == ds.n_classes).all()
-    _, fixed = _fit(passes=2)  # no held-out rows: the fallback
-    assert fixed.smoothing_ == SMOOTHING_FALLBACK and fixed.stats()["smoothing_scores"] == {}
+    _, fixed = _fit(passes=2)  # no held-out rows: the fallbacks
+    assert (fixed.smoothing_, fixed.smoothing_floor_) == (SMOOTHING_FALLBACK, FLOOR_FALLBACK)
+    assert fixed.stats()["smoothing_scores"] == {}
 
 
 def test_smoothing_leaves_top1_of_a_well_fitted_tree_nearly_unchanged():
-    ds, raw = _fit(passes=3, smoothing=0)
-    _, smooth = _fit(passes=3, smoothing=0.3)
+    ds, raw = _fit(passes=3, smoothing=0, smoothing_floor=0)
+    _, smooth = _fit(passes=3, smoothing=0.3, smoothing_floor=0.01)
     a = raw.predict_topk(ds.X_test, 1)[0][:, 0]
     b = smooth.predict_topk(ds.X_test, 1)[0][:, 0]
     assert np.mean(a == b) > 0.9

@@ -72,9 +72,10 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     X, y = _data()
     lom = LOMTree(random_state=0).fit(X, y)
     assert lom.resolved_params_ == {"max_internal": 5, "lr": 1.0, "passes": lom.passes_done_,
-                                    "bits": "direct", "smoothing": lom.smoothing_}
-    assert LOMTree(passes=2, bits=18, max_internal=3, lr=1.0,
-                   smoothing=0.1).fit(X, y).resolved_params_ == {}
+                                    "bits": "direct", "smoothing": lom.smoothing_,
+                                    "smoothing_floor": lom.smoothing_floor_}
+    assert LOMTree(passes=2, bits=18, max_internal=3, lr=1.0, smoothing=0.1,
+                   smoothing_floor=0).fit(X, y).resolved_params_ == {}
     rt = RecallTree(passes=2, random_state=0).fit(X, y)
     assert rt.resolved_params_ == {"max_candidates": 6, "max_depth": 3, "lr": 0.5,
                                    "router_lr": 2.0, "node_only": False,

@@ -23,10 +23,10 @@ def _stats():
     return stats
 
 
-def _all_log_probs(stats, node, lam):
+def _all_log_probs(stats, node, lam, floor=0.0):
     out = np.empty(K)
     backoff.log_probs(stats.parts, PARENT, np.full(K, node, dtype=np.int64),
-                      np.arange(K, dtype=np.int64), lam, K, 8, out)
+                      np.arange(K, dtype=np.int64), lam, floor, K, 8, out)
     return out
 
 
@@ -39,10 +39,10 @@ def test_zero_weight_is_the_frequency_of_the_deepest_node_with_data():
     assert np.isneginf(_all_log_probs(stats, 1, 0.0)[2:]).all()
 
 
-@pytest.mark.parametrize("lam", [0.02, 0.3, 0.9])
+@pytest.mark.parametrize("lam,floor", [(0.02, 0.0), (0.3, 0.0), (0.9, 0.01), (0.0, 0.001)])
 @pytest.mark.parametrize("node", [1, 3, 4])
-def test_smoothed_distribution_is_positive_and_sums_to_one(node, lam):
-    p = np.exp(_all_log_probs(_stats(), node, lam))
+def test_smoothed_distribution_is_positive_and_sums_to_one(node, lam, floor):
+    p = np.exp(_all_log_probs(_stats(), node, lam, floor))
     assert (p > 0).all()
     assert p.sum() == pytest.approx(1.0)
 
@@ -52,40 +52,47 @@ def test_the_recursion_by_hand():
     root = (1 - lam) * np.array([3, 1, 2, 1, 0, 0]) / 7 + lam / K
     leaf1 = (1 - lam) * np.array([2, 1, 0, 0, 0, 0]) / 3 + lam * root
     np.testing.assert_allclose(np.exp(_all_log_probs(_stats(), 1, lam)), leaf1)
+    np.testing.assert_allclose(np.exp(_all_log_probs(_stats(), 1, lam, 0.1)),
+                               0.9 * leaf1 + 0.1 / K)
 
 
-@pytest.mark.parametrize("lam", [0.0, 0.2, 0.95])
-def test_top_tables_rank_by_the_same_probabilities(lam):
+@pytest.mark.parametrize("lam,floor", [(0.0, 0.0), (0.2, 0.0), (0.95, 0.0), (0.0, 0.01)])
+def test_top_tables_rank_by_the_same_probabilities(lam, floor):
     stats = _stats()
     nodes = np.array([1, 3, 4], dtype=np.int64)
     k = 4
     labels = np.full((3, k), -1, dtype=np.int64)
     logp = np.full((3, k), -np.inf)
     candidates = backoff.node_top_labels(stats.parts, len(PARENT), k)
-    backoff.top_tables(stats.parts, PARENT, nodes, candidates, lam, K, 8, labels, logp)
+    backoff.top_tables(stats.parts, PARENT, nodes, candidates, lam, floor, K, 8, labels, logp)
     for r, node in enumerate(nodes):
-        every = _all_log_probs(stats, node, lam)
+        every = _all_log_probs(stats, node, lam, floor)
         got = labels[r][labels[r] >= 0]
         np.testing.assert_allclose(logp[r, :len(got)], every[got])
         assert np.all(np.diff(logp[r, :len(got)]) <= 0)  # best first
         # here every label that has probability is a candidate: the exact top-k
         best = np.argsort(-every, kind="stable")[:len(got)]
         np.testing.assert_allclose(np.sort(every[got]), np.sort(every[best]))
-        if lam == 0.0:  # zero-probability labels are not listed
-            assert len(got) == np.isfinite(every).sum() or len(got) == k
+        if lam == 0.0:  # labels the leaf never saw are not listed: its ranking is kept
+            seen = np.isfinite(_all_log_probs(stats, node, 0.0))
+            assert len(got) == min(seen.sum(), k) and seen[got].all()
 
 
-def test_choose_weight_takes_the_best_held_out_likelihood():
+def test_choose_weights_takes_the_best_held_out_likelihood():
     stats = _stats()
-    # held-out rows whose labels the leaves never saw: more weight on the parents wins
+    # held-out rows whose labels the leaves never saw: weight on the parents wins
     nodes, labels = np.array([1, 1, 3]), np.array([2, 3, 1])
-    best, scores = backoff.choose_weight(stats.parts, PARENT, nodes, labels, K, 8)
-    assert best == max(scores, key=scores.get)
-    assert best == max(backoff.WEIGHT_GRID)
-    # held-out rows that look like training: little smoothing is best
-    best, _ = backoff.choose_weight(stats.parts, PARENT, np.array([1, 1, 3, 3]),
-                                    np.array([0, 0, 2, 2]), K, 8)
-    assert best == min(backoff.WEIGHT_GRID)
+    lam, floor, scores = backoff.choose_weights(stats.parts, PARENT, nodes, labels, K, 8)
+    assert scores[f"{lam:g}/{floor:g}"] == max(scores.values())
+    assert lam > 0 or floor > 0
+    # held-out rows that look like training: no smoothing is best
+    lam, floor, _ = backoff.choose_weights(stats.parts, PARENT, np.array([1, 1, 3, 3]),
+                                           np.array([0, 0, 2, 2]), K, 8)
+    assert (lam, floor) == (0.0, 0.0)
+    # one grid fixed to one value: only the other is chosen
+    lam, floor, scores = backoff.choose_weights(stats.parts, PARENT, nodes, labels, K, 8,
+                                                weights=(0.2,))
+    assert lam == 0.2 and len(scores) == len(backoff.FLOOR_GRID)
 
 
 def test_max_path_length():

@@ -25,13 +25,14 @@ leaves it unhandled).
 Probabilities (an xcbench addition: the paper and VW predict a label only): the label
 frequencies of the leaf an example reaches, backed off along its path to the root
 (``xcbench.tree.backoff``: each node's frequencies mixed with its parent's smoothed
-distribution at weight ``smoothing``, a uniform distribution over the K classes at the
-root), so every class has a positive probability. ``smoothing="auto"`` chooses the weight
-by log-likelihood on the rows ``passes="auto"`` holds out, from ``backoff.WEIGHT_GRID``;
-with no held-out rows (a fixed number of passes, or a million rows or more) it is
-``SMOOTHING_FALLBACK``. ``smoothing=0`` gives the unsmoothed leaf frequency (a leaf that
-never saw data uses its nearest ancestor's counts; labels it never saw get probability 0,
-reported as uncovered). ``predict_topk`` ranks by the same probabilities.
+distribution at weight ``smoothing``, a uniform distribution over the K classes above the
+root, then a share ``smoothing_floor`` spread over all K classes), so every class has a
+positive probability. ``"auto"`` (both) chooses the pair by log-likelihood on the rows
+``passes="auto"`` holds out, from ``backoff.WEIGHT_GRID`` x ``backoff.FLOOR_GRID``; with
+no held-out rows (a fixed number of passes, or a million rows or more) they are
+``SMOOTHING_FALLBACK`` and ``FLOOR_FALLBACK``. Both 0 give the unsmoothed leaf frequency
+(a leaf that never saw data uses its nearest ancestor's counts; labels it never saw get
+probability 0, reported as uncovered). ``predict_topk`` ranks by the same probabilities.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
-from .defaults import SMOOTHING_FALLBACK, DataShape, resolve_lomtree
+from .defaults import FLOOR_FALLBACK, SMOOTHING_FALLBACK, DataShape, resolve_lomtree
 from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
@@ -90,12 +91,13 @@ class LOMTree(Method):
         "update": [StrOptions({"adagrad", "vw"})],
         "bits": [StrOptions({"auto"}), Interval(Integral, 16, 30, closed="both")],
         "smoothing": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
+        "smoothing_floor": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
 
     def __init__(self, max_internal="auto", swap_resistance=4.0, lr="auto", loss="absolute",
                  passes="auto", normalize=True, update="vw", bits="auto", smoothing="auto",
-                 random_state=None):
+                 smoothing_floor="auto", random_state=None):
         self.max_internal = max_internal
         self.swap_resistance = swap_resistance
         self.lr = lr
@@ -105,6 +107,7 @@ class LOMTree(Method):
         self.update = update
         self.bits = bits
         self.smoothing = smoothing
+        self.smoothing_floor = smoothing_floor
         self.random_state = random_state
 
     def _n_internal(self, n_classes):
@@ -184,23 +187,27 @@ class LOMTree(Method):
         stats.shrink()
         self.label_stats_ = stats
         self.path_cap_ = int(backoff.max_path_length(self.parent_))
-        self.smoothing_, self.smoothing_scores_ = self._choose_smoothing(
-            X, y, schedule.holdout)
+        self.smoothing_, self.smoothing_floor_, self.smoothing_scores_ = \
+            self._choose_smoothing(X, y, schedule.holdout)
         self.resolved_params_ = self._resolved(rules, schedule.passes_done)
         self._leaf_tables()
         return self
 
     def _choose_smoothing(self, X, y, holdout):
-        """(parent weight, {weight: held-out mean log-likelihood}): the parameter's value;
-        for "auto" the best of ``backoff.WEIGHT_GRID`` on the held-out rows, or
-        ``SMOOTHING_FALLBACK`` when there are none."""
-        if self.smoothing != "auto":
-            return float(self.smoothing), {}
+        """(parent weight, floor, {"weight/floor": held-out mean log-likelihood}): the
+        parameters' values; an "auto" one the best of its grid on the held-out rows (beside
+        the other's value), or its fallback when there are none."""
+        weights = backoff.WEIGHT_GRID if self.smoothing == "auto" else (self.smoothing,)
+        floors = backoff.FLOOR_GRID if self.smoothing_floor == "auto" else (
+            self.smoothing_floor,)
+        if len(weights) * len(floors) == 1:
+            return float(weights[0]), float(floors[0]), {}
         if holdout is None or not len(holdout):
-            return SMOOTHING_FALLBACK, {}
+            return (SMOOTHING_FALLBACK if len(weights) > 1 else float(weights[0]),
+                    FLOOR_FALLBACK if len(floors) > 1 else float(floors[0]), {})
         leaf = self.apply(X[holdout])
-        return backoff.choose_weight(self.label_stats_.parts, self.parent_, leaf, y[holdout],
-                                     self.n_classes_, self.path_cap_)
+        return backoff.choose_weights(self.label_stats_.parts, self.parent_, leaf, y[holdout],
+                                      self.n_classes_, self.path_cap_, weights, floors)
 
     def _resolved(self, rules, passes_done) -> dict:
         """The value of every ``"auto"`` parameter (``None`` for max_internal) in this fit:
@@ -214,6 +221,8 @@ class LOMTree(Method):
             out["bits"] = "direct" if self.mask_ < 0 else int(self.mask_).bit_length()
         if self.smoothing == "auto":
             out["smoothing"] = self.smoothing_
+        if self.smoothing_floor == "auto":
+            out["smoothing_floor"] = self.smoothing_floor_
         return out
 
     def _leaf_tables(self):
@@ -233,7 +242,7 @@ class LOMTree(Method):
             if totals[j] == 0 and self.parent_[j] >= 0:
                 self.seen_[j] = self.seen_[self.parent_[j]]
         self.support_ = (np.full(len(nodes), self.n_classes_, dtype=np.int64)
-                         if self.smoothing_ > 0 else self.seen_)
+                         if self.smoothing_ > 0 or self.smoothing_floor_ > 0 else self.seen_)
 
     def _ranked(self, nodes, k):
         """(labels, log p), each (len(nodes), k): the k most probable labels at each node."""
@@ -242,7 +251,8 @@ class LOMTree(Method):
         parts = self.label_stats_.parts
         candidates = backoff.node_top_labels(parts, len(self.parent_), k)
         backoff.top_tables(parts, self.parent_, nodes, candidates, self.smoothing_,
-                           self.n_classes_, self.path_cap_, labels, logp)
+                           self.smoothing_floor_, self.n_classes_, self.path_cap_, labels,
+                           logp)
         return labels, logp
 
     def _top_down(self) -> list[int]:
@@ -291,7 +301,7 @@ class LOMTree(Method):
         y, _ = check_labels(y, len(leaf), self.n_classes_)
         out = np.empty(len(leaf))
         backoff.log_probs(self.label_stats_.parts, self.parent_, leaf, y, self.smoothing_,
-                          self.n_classes_, self.path_cap_, out)
+                          self.smoothing_floor_, self.n_classes_, self.path_cap_, out)
         return out
 
     def support_size(self, X):
@@ -320,8 +330,9 @@ class LOMTree(Method):
             "classes_per_leaf_mean": float(self.seen_[leaves].mean()) if leaves.size else 0.0,
             "classes_per_leaf_max": int(self.seen_[leaves].max()) if leaves.size else 0,
             "smoothing": float(self.smoothing_),  # back-off weight on the parent used
-            # smoothing="auto": held-out mean log-likelihood per weight tried
-            "smoothing_scores": {str(b): v for b, v in self.smoothing_scores_.items()},
+            "smoothing_floor": float(self.smoothing_floor_),  # share spread over all K
+            # "auto": held-out mean log-likelihood per "weight/floor" pair tried
+            "smoothing_scores": dict(self.smoothing_scores_),
         }
 
 

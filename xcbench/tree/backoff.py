@@ -3,21 +3,24 @@
 A tree that predicts with the label counts of the leaf a row reaches gives every label the
 leaf never saw probability zero. Back-off smoothing mixes each node's label frequencies
 with its parent's smoothed distribution, from a uniform prior at the root down to the
-leaf (Jelinek-Mercer interpolation, as in n-gram language models):
+leaf (Jelinek-Mercer interpolation, as in n-gram language models), and then gives a share
+``floor`` of the mass to all K classes alike:
 
     p_root(y) = (1 - lam) c_root(y) / n_root + lam / K
     p_j(y)    = (1 - lam) c_j(y) / n_j + lam p_parent(j)(y)
+    p(y)      = (1 - floor) p_leaf(y) + floor / K
 
 with c_j(y) the count of y at node j and n_j its total. A node with no data (n_j = 0) keeps
-its parent's distribution. ``lam = 0`` is the unsmoothed leaf frequency c/n of the deepest
-node on the path that has data; any ``lam > 0`` gives every one of the K labels a positive
-probability. The weight is a share, not a count, so it does not depend on how many passes
-an online learner made (its counts add up over the passes), and a leaf's own ranking of
-the labels it saw moves only where the parent's distribution disagrees strongly.
+its parent's distribution. ``lam = floor = 0`` is the unsmoothed leaf frequency c/n of the
+deepest node on the path that has data. The parent weight is a share, not a count, so it
+does not depend on how many passes an online learner made (its counts add up over the
+passes). The floor matters where the leaves already hold most rows' labels: the
+interpolation alone gives a label unseen on the whole path about lam^depth / K, far less
+than it deserves; with ``lam = 0`` and a small floor the leaf's ranking is unchanged.
 
 Counts come from ``xcbench.tree.label_stats`` (only the (node, label) pairs seen), so the
 cost per (row, label) is one count lookup per node on the path, and nothing of size K x D
-or K^2 is ever built. ``choose_weight`` picks the weight by held-out log-likelihood.
+or K^2 is ever built. ``choose_weights`` picks both weights by held-out log-likelihood.
 """
 from __future__ import annotations
 
@@ -29,8 +32,9 @@ from .topk import heap_push, heap_sorted
 
 _jit = numba.njit(cache=True, nogil=True)
 
-#: Parent weights ``choose_weight`` tries.
-WEIGHT_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+#: Parent weights and uniform floors ``choose_weights`` tries (every pair).
+WEIGHT_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+FLOOR_GRID = (0.0, 0.001, 0.01, 0.1)
 
 
 @_jit
@@ -60,12 +64,13 @@ def _prob_on_path(parts, buf, m, label, lam, n_classes):
 
 
 @_jit
-def log_probs(parts, parent, nodes, labels, lam, n_classes, depth_cap, out):
-    """out[i] = log p_{nodes[i]}(labels[i]) (-inf when zero, only possible at lam = 0)."""
+def log_probs(parts, parent, nodes, labels, lam, floor, n_classes, depth_cap, out):
+    """out[i] = log p_{nodes[i]}(labels[i]) (-inf when zero: only with lam = floor = 0)."""
     buf = np.empty(depth_cap, dtype=np.int64)
     for i in range(nodes.shape[0]):
         m = _path(parent, nodes[i], buf)
-        p = _prob_on_path(parts, buf, m, labels[i], lam, n_classes)
+        p = (1.0 - floor) * _prob_on_path(parts, buf, m, labels[i], lam, n_classes) \
+            + floor / n_classes
         out[i] = np.log(p) if p > 0 else -np.inf
 
 
@@ -83,13 +88,13 @@ def node_top_labels(parts, n_nodes, k):
 
 
 @_jit
-def top_tables(parts, parent, nodes, node_top, lam, n_classes, depth_cap, out_labels,
+def top_tables(parts, parent, nodes, node_top, lam, floor, n_classes, depth_cap, out_labels,
                out_logp):
     """Row r of the outputs: the k labels of highest smoothed probability at ``nodes[r]``
     and their log probabilities, padded with -1 / -inf. Candidates: ``node_top``'s labels
     (``node_top_labels``) of every node on the path (a label outside all those lists can
-    outrank one inside only when the parent weight ``lam`` is large); zero-probability
-    labels are left out."""
+    outrank one inside only when the parent weight ``lam`` is large); labels with only the
+    floor's share are left out, as are zero-probability ones."""
     k = out_labels.shape[1]
     width = node_top.shape[1]
     buf = np.empty(depth_cap, dtype=np.int64)
@@ -113,7 +118,8 @@ def top_tables(parts, parent, nodes, node_top, lam, n_classes, depth_cap, out_la
         heap_sorted(best_p, best_l, size)
         for t in range(k):
             out_labels[r, t] = best_l[t] if t < size else -1
-            out_logp[r, t] = np.log(best_p[t]) if t < size else -np.inf
+            out_logp[r, t] = (np.log((1.0 - floor) * best_p[t] + floor / n_classes)
+                              if t < size else -np.inf)
 
 
 @_jit
@@ -131,21 +137,20 @@ def max_path_length(parent):
     return longest
 
 
-def mean_log_prob(parts, parent, nodes, labels, lam: float, n_classes: int,
-                  depth_cap: int) -> float:
-    """Mean log p_{nodes[i]}(labels[i]) over the rows (-inf if any is zero)."""
-    out = np.empty(len(nodes))
-    log_probs(parts, parent, np.asarray(nodes, dtype=np.int64),
-              np.asarray(labels, dtype=np.int64), float(lam), int(n_classes), depth_cap, out)
-    return float(out.mean()) if len(out) else float("nan")
-
-
-def choose_weight(parts, parent, nodes, labels, n_classes: int, depth_cap: int,
-                  grid=WEIGHT_GRID) -> tuple[float, dict]:
-    """The parent weight of ``grid`` with the highest mean held-out log-likelihood of
-    ``labels`` at the leaves ``nodes`` the held-out rows reach (the smaller on a tie), and
-    every tried weight's score."""
-    scores = {float(w): mean_log_prob(parts, parent, nodes, labels, w, n_classes, depth_cap)
-              for w in grid}
-    best = max(scores, key=lambda w: (scores[w], -w))
-    return best, scores
+def choose_weights(parts, parent, nodes, labels, n_classes: int, depth_cap: int,
+                   weights=WEIGHT_GRID, floors=FLOOR_GRID) -> tuple[float, float, dict]:
+    """(parent weight, floor, {"weight/floor": mean log-likelihood}): the pair of the grids
+    with the highest mean held-out log-likelihood of ``labels`` at the leaves ``nodes`` the
+    held-out rows reach (ties: the smaller weight, then the smaller floor)."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    scores, out = {}, np.empty(len(nodes))
+    for lam in weights:
+        log_probs(parts, parent, nodes, labels, float(lam), 0.0, int(n_classes), depth_cap, out)
+        p = np.exp(out)
+        for floor in floors:
+            with np.errstate(divide="ignore"):
+                mean = float(np.mean(np.log((1 - floor) * p + floor / n_classes)))
+            scores[(float(lam), float(floor))] = mean if len(nodes) else float("nan")
+    lam, floor = max(scores, key=lambda wf: (scores[wf], -wf[0], -wf[1]))
+    return lam, floor, {f"{w:g}/{f:g}": v for (w, f), v in scores.items()}
