@@ -4,7 +4,7 @@ import numpy as np
 import xcbench
 from xcbench.testing import check_method
 from xcbench.tree import backoff
-from xcbench_online.defaults import FLOOR_FALLBACK, SMOOTHING_FALLBACK
+from xcbench_online.defaults import FLOOR_FALLBACK, SMOOTHING_FALLBACK, SMOOTHING_ROWS
 
 
 def test_lomtree_conforms():
@@ -71,9 +71,23 @@ def test_smoothing_gives_every_class_a_probability_and_is_chosen_on_held_out_row
     assert max(scores, key=scores.get) == f"{m.smoothing_:g}/{m.smoothing_floor_:g}"
     assert np.isfinite(m.log_proba(ds.X_test, ds.y_test)).all()
     assert (m.support_size(ds.X_test) == ds.n_classes).all()
-    _, fixed = _fit(passes=2)  # no held-out rows: the fallbacks
-    assert (fixed.smoothing_, fixed.smoothing_floor_) == (SMOOTHING_FALLBACK, FLOOR_FALLBACK)
-    assert fixed.stats()["smoothing_scores"] == {}
+    _, fixed = _fit(passes=2)  # a fixed number of passes: rows are kept out all the same
+    assert fixed.stats()["smoothing_scores"] and fixed.smoothing_ in backoff.WEIGHT_GRID
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(9, 4)), np.arange(9) % 3
+    tiny = xcbench.make_method("lomtree", random_state=0).fit(X, y)  # too few rows to hold out
+    assert (tiny.smoothing_, tiny.smoothing_floor_) == (SMOOTHING_FALLBACK, FLOOR_FALLBACK)
+    assert tiny.stats()["smoothing_scores"] == {}
+
+
+def test_rows_are_kept_out_for_the_smoothing_only_while_it_is_chosen():
+    ds, chosen = _fit(passes=2)
+    _, given = _fit(passes=2, smoothing=0.3, smoothing_floor=0.01)
+    n = ds.X_train.shape[0]
+    assert chosen._keep_out() == SMOOTHING_ROWS and given._keep_out() == 0
+    # the kept-out rows are not trained on: the root's counts are the other rows, per pass
+    assert chosen.label_stats_.totals()[0] == 2 * (n - min(SMOOTHING_ROWS, n // 10))
+    assert given.label_stats_.totals()[0] == 2 * n
 
 
 def test_smoothing_leaves_top1_of_a_well_fitted_tree_nearly_unchanged():

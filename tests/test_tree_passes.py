@@ -42,3 +42,21 @@ def test_auto_stops_at_the_pass_cap():
 def test_auto_with_too_few_rows_to_hold_out_makes_one_pass(n_rows):
     schedule = PassSchedule(n_rows, "auto", np.random.default_rng(0))
     assert schedule.holdout is None and len(_run(schedule, [0.1] * 3)) == 1
+
+
+@pytest.mark.parametrize("passes", [3, "auto"])
+def test_keep_out_holds_rows_out_of_a_regime_that_holds_none(passes, monkeypatch):
+    import xcbench.tree.passes as passes_module
+    monkeypatch.setattr(passes_module, "LARGE_DATA", 200)  # "auto" on large data: one pass
+    schedule = PassSchedule(300, passes, np.random.default_rng(0), keep_out=7)
+    assert schedule.holdout.tolist() == list(range(9, 70, 10))  # every tenth row, 7 of them
+    orders = _run(schedule, np.linspace(1, 0, 10))  # kept out, not a reason to stop
+    assert len(orders) == (3 if passes == 3 else 1) == schedule.passes_done
+    assert all(set(schedule.holdout.tolist()).isdisjoint(o.tolist()) and len(o) == 293
+               for o in orders)
+
+
+def test_keep_out_leaves_the_auto_holdout_and_tiny_data_alone():
+    auto = PassSchedule(100, "auto", np.random.default_rng(0), keep_out=3)
+    assert auto.holdout.tolist() == list(range(9, 100, 10))  # the regime's own 10
+    assert PassSchedule(15, 2, np.random.default_rng(0), keep_out=3).holdout is None

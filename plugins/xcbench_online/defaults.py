@@ -21,8 +21,10 @@ ADAGRAD_LR, VW_LR, ADAGRAD_ROUTER_LR = 0.5, 1.0, 2.0
 # (docs/methods/online-trees.md: leaves100 25.2% -> 17.1%, synthetic 69.6% -> 58.2%)
 WIDE_DENSE_LR = 0.2
 LOMTREE_LR = 1.0  # lomtree's rate otherwise (VW's update and AdaGrad alike, as before)
-# lomtree's back-off weight on the parent and uniform floor when no rows are held out to
-# choose them on (docs/methods/online-trees.md: the values the held-out choice settles on)
+# lomtree's back-off: the rows kept out of training to choose it on when the pass regime
+# holds none out (1% of a million rows), and the weight on the parent and uniform floor on
+# data too small to hold any out
+SMOOTHING_ROWS = 10_000
 SMOOTHING_FALLBACK, FLOOR_FALLBACK = 0.3, 0.01
 
 

@@ -34,12 +34,14 @@ def input_bytes(n_samples: int, nnz: int) -> int:
     return 16 * int(nnz) + 16 * (int(n_samples) + 1)
 
 
-def holdout_bytes(passes, n_samples: int, nnz: int) -> int:
-    """Upper bound of the held-out rows' copy ``passes="auto"`` makes (``input_rows`` of every
-    HOLDOUT_PERIOD-th row, ``xcbench.tree.passes``); 0 for a fixed number of passes."""
+def holdout_bytes(passes, n_samples: int, nnz: int, keep_out: int = 0) -> int:
+    """Upper bound of the held-out rows' copy (``input_rows`` of every HOLDOUT_PERIOD-th
+    row, ``xcbench.tree.passes``): all of them with ``passes="auto"``, at most ``keep_out``
+    of them otherwise (0 rows: 0 bytes)."""
+    rows = n_samples // HOLDOUT_PERIOD
     if passes != "auto":
-        return 0
-    return input_bytes(n_samples // HOLDOUT_PERIOD, nnz // HOLDOUT_PERIOD + 1)
+        rows = min(rows, int(keep_out))
+    return input_bytes(rows, nnz // HOLDOUT_PERIOD + 1) if rows else 0
 
 
 def input_rows(Xd, indptr, indices, data, dense, rows):

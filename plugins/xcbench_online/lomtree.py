@@ -28,9 +28,11 @@ frequencies of the leaf an example reaches, backed off along its path to the roo
 distribution at weight ``smoothing``, a uniform distribution over the K classes above the
 root, then a share ``smoothing_floor`` spread over all K classes), so every class has a
 positive probability. ``"auto"`` (both) chooses the pair by log-likelihood on the rows
-``passes="auto"`` holds out, from ``backoff.WEIGHT_GRID`` x ``backoff.FLOOR_GRID``; with
-no held-out rows (a fixed number of passes, or a million rows or more) they are
-``SMOOTHING_FALLBACK`` and ``FLOOR_FALLBACK``. Both 0 give the unsmoothed leaf frequency
+``passes="auto"`` holds out, from ``backoff.WEIGHT_GRID`` x ``backoff.FLOOR_GRID``; where
+that regime holds none out (a fixed number of passes, or a million rows or more) every
+tenth row, at most ``SMOOTHING_ROWS``, is kept out of training for it (``keep_out`` of
+``xcbench.tree.passes``); on fewer than 20 rows the pair is ``SMOOTHING_FALLBACK`` and
+``FLOOR_FALLBACK``. Both 0 give the unsmoothed leaf frequency
 (a leaf that never saw data uses its nearest ancestor's counts; labels it never saw get
 probability 0, reported as uncovered). ``predict_topk`` ranks by the same probabilities.
 """
@@ -52,7 +54,8 @@ from xcbench.tree.passes import PassSchedule
 from xcbench.tree.vw_update import new_vw_table
 
 from . import lomtree_kernels as kernels
-from .defaults import FLOOR_FALLBACK, SMOOTHING_FALLBACK, DataShape, resolve_lomtree
+from .defaults import (FLOOR_FALLBACK, SMOOTHING_FALLBACK, SMOOTHING_ROWS, DataShape,
+                       resolve_lomtree)
 from .inputs import feature_scale, holdout_bytes, input_bytes, input_rows, kernel_input
 
 LOSSES = {"squared": 0, "absolute": 1}
@@ -128,7 +131,14 @@ class LOMTree(Method):
         columns = 3 if self.update == "vw" else 2
         return int(layout_bytes(nodes, n_features, self.bits, touched, columns=columns)
                    + 3 * entry_bytes(2) * pairs + (_NODE_BYTES + 24 * _STORED_TOPK) * nodes
-                   + input_bytes(n_samples, nnz) + holdout_bytes(self.passes, n_samples, nnz))
+                   + input_bytes(n_samples, nnz)
+                   + holdout_bytes(self.passes, n_samples, nnz, self._keep_out()))
+
+    def _keep_out(self) -> int:
+        """Rows to hold out of training to choose the smoothing on when the pass regime
+        holds none out: ``SMOOTHING_ROWS`` while a smoothing weight is "auto", else 0."""
+        auto = "auto" in (self.smoothing, self.smoothing_floor)
+        return SMOOTHING_ROWS if auto else 0
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -155,7 +165,7 @@ class LOMTree(Method):
         scale = self.normalize and self.update == "adagrad"  # VW's update normalizes itself
         self.feature_scale_ = feature_scale(X) if scale else np.ones(D)
         Xd, indptr, indices, data, dense = kernel_input(X)
-        schedule = PassSchedule(X.shape[0], self.passes, rng)
+        schedule = PassSchedule(X.shape[0], self.passes, rng, keep_out=self._keep_out())
         rules = resolve_lomtree(self.get_params(), _rule_shape(X, K))
         lr = float(rules.get("lr", self.lr))
         for order in schedule:

@@ -5,7 +5,10 @@ error has not improved for ``patience`` passes in a row, at most ``max_passes`` 
 ``--holdout_period 10 --early_terminate 3`` defaults with ``--passes 80``). The model kept is
 the one after the last pass, as in VW; it has seen 1 - 1/period of the rows. From
 ``LARGE_DATA`` rows on, ``"auto"`` makes one pass over all rows, as VW's demos for large
-data sets do. The VW peers' settings rule (``xcbench_peers.vw_settings``) uses the same
+data sets do. A learner that needs held-out rows for something other than stopping (LOMtree
+chooses its probabilities' smoothing on them) asks for ``keep_out`` rows: when the regime
+holds none out (a fixed number of passes, or large data), every period-th row, at most
+``keep_out`` of them, is kept out of training all the same. The VW peers' settings rule (``xcbench_peers.vw_settings``) uses the same
 numbers, so both sides of a comparison train under one regime.
 """
 from __future__ import annotations
@@ -27,11 +30,12 @@ class PassSchedule:
     >>> for order in schedule:            # an int64 permutation of the training rows
     ...     train_on(order)
     ...     schedule.report(error_on(schedule.holdout))   # only when schedule.holdout is set
+    # (it stops early only under "auto"'s own holdout)
     """
 
     def __init__(self, n_rows: int, passes, rng: np.random.Generator,
                  period: int = HOLDOUT_PERIOD, patience: int = PATIENCE,
-                 max_passes: int = AUTO_MAX_PASSES):
+                 max_passes: int = AUTO_MAX_PASSES, keep_out: int = 0):
         self.rng = rng
         self.auto = passes == "auto" and period <= n_rows < LARGE_DATA
         rows = np.arange(n_rows, dtype=np.int64)
@@ -42,6 +46,9 @@ class PassSchedule:
         else:  # a fixed count; "auto" on too few rows to hold out or on large data: one pass
             self.train, self.holdout = rows, None
             self.max_passes = 1 if passes == "auto" else int(passes)
+            if keep_out > 0 and n_rows >= 2 * period:  # held out, though not to stop on
+                held = rows[period - 1::period][:int(keep_out)]
+                self.train, self.holdout = np.setdiff1d(rows, held), held
         self.errors: list[float] = []
         self._since_best = 0
 
