@@ -81,7 +81,8 @@ class LOMTree(Method):
     doubling of the statistics) + 104 (2T + 1) + 240 (2T + 1) (leaf tables and each node's
     top labels, their candidates) + 16 nnz + 16 N (CSR copies
     for the compiled kernels, the row order; a tenth more for the held-out rows' copy with
-    ``passes="auto"``). No O(K x D) or O(K^2) array.
+    ``passes="auto"``, or for the rows kept out to choose the smoothing on). No O(K x D) or
+    O(K^2) array.
     """
 
     _parameter_constraints = {
