@@ -113,7 +113,12 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         p["solver"] = ("sgd" if embedding or p.get("loss") in SGD_LOSSES or narrow
                        else "liblinear")
     if p.get("loss") == AUTO:
-        p["loss"] = "hinge" if p.get("solver") == "liblinear" else "tree"
+        # SGD trees: the paper's tree hinge, or the sibling softmax on skewed labels
+        # (next-word data: no label has p(y | x) > 1/2, and the multiclass hinge, not
+        # consistent there, collapses towards the most frequent word; the embedding tree
+        # on ptb: 95.1% top-1 error with the hinge, docs/methods/label-trees.md)
+        p["loss"] = ("hinge" if p.get("solver") == "liblinear" else
+                     "softmax" if skewed_labels(shape.label_entropy) else "tree")
     if p.get("structure") == AUTO:
         # wide unbalanced trees (Bonsai) where the node solver can fit wide nodes; the
         # SGD trees and dense data keep the balanced k-means tree

@@ -114,6 +114,9 @@ class LabelTree(Method):
         ``log_proba`` and perplexity exist), or, node by node only, "hinge" / "logistic":
         one binary squared-hinge SVM / logistic regression per child against its siblings
         (Bonsai's and Parabel's nodes; path scores sum -max(0, 1 - s)^2 / log sigmoid(s)).
+        "auto" (``defaults.resolve``): "hinge" with LIBLINEAR nodes; with SGD "tree", or
+        "softmax" when the labels are skewed (next-word data, where the hinge collapses
+        towards the most frequent label).
     epochs, lr : SGD passes and AdaGrad step size (regularisation is by the number of passes);
         the embedding tree's ``lr="auto"`` is 0.02 on sparse data; on dense data it is
         chosen on held-out training rows from 0.1 up or down (``_choose_lr``; 0.1 when the
@@ -710,7 +713,8 @@ def _unit_rows(X):
 class LabelEmbeddingTree(LabelTree):
     """Label embedding tree: z = W x (d_e = ``embedding_dim``) computed once per example,
     node s scored by z . V_s; W and V trained jointly by SGD on the tree loss (Relaxation 2;
-    or ``loss="softmax"``, see ``LabelTree``) with ||V_s|| <= 1. Same structures and
+    or ``loss="softmax"``, see ``LabelTree``; ``"auto"`` takes the softmax on skewed labels)
+    with ||V_s|| <= 1. Same structures and
     parameters as ``LabelTree`` (``loss="independent"`` is a plain label tree's only), and:
 
     embedding_dim : d_e, an int, or "auto" (``defaults.embedding_width``): the paper's 100
@@ -727,13 +731,13 @@ class LabelEmbeddingTree(LabelTree):
 
     _parameter_constraints = {
         **LabelTree._parameter_constraints,
-        "loss": [StrOptions({"tree", "softmax"})],
+        "loss": [StrOptions({"tree", "softmax", "auto"})],
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto"}), None],
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(self, structure="auto", branching="auto", max_depth="auto",
-                 embedding_dim="auto", loss="tree", epochs=5, lr="auto", bits="auto",
+                 embedding_dim="auto", loss="auto", epochs=5, lr="auto", bits="auto",
                  n_trees="auto", beam="auto", holdout=0.2, confusion_iter=50,
                  random_state=None):
         super().__init__(structure=structure, branching=branching, max_depth=max_depth,
