@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 DEFAULTS_REPORT = HERE.name
 # the parts of this report run as their own suites (datasets left out of full-suite.toml
 # for time): their no-parameter records are defaults rows too, their suites plan rows
-PARTS = ("synthetic", "sparse-10k", "ptb-sparse")
+PARTS = ("synthetic", "sparse-10k", "ptb-sparse", "ptb")
 DEFAULTS_REPORTS = (DEFAULTS_REPORT, *(f"{DEFAULTS_REPORT}/{part}" for part in PARTS))
 SUITES = ("full-suite.toml", *(f"{part}/suite.toml" for part in PARTS))
 METHODS = ("st", "ast", "lomtree", "recall_tree", "label_tree", "label_embedding_tree",
