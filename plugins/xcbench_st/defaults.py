@@ -31,7 +31,11 @@ from xcbench.contract.data_shape import DataSizes, narrow_dense
 
 SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.32)
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
-AST_LEAF_CLASSES = 100  # ast's k0 on sparse input
+AST_LEAF_CLASSES = 100  # ast's k0 on sparse input (and on dense input with many classes)
+# ast's dense shape (depth0 = 2, k0 = K / 4, 8 stages) up to this many classes; above it the
+# sparse column's, whose leaves stay small: at K = 10,000 (ptb) the dense shape's 2,500-class
+# leaves were estimated at ~25 GB and refused
+AST_DENSE_MAX_CLASSES = 1_000
 MAX_DENSE_DEPTH = 8  # the paper's PTB depth for k = 50
 #: dense: training rows a leaf should keep per class slot, N / (2^depth min(k, K)): when
 #: K <= k (depth only partitions the inputs) and when K > k (depth also makes class room)
@@ -132,13 +136,14 @@ def resolve_st(params: dict, shape: DataShape) -> dict:
 
 
 def resolve_ast(params: dict, shape: DataShape) -> dict:
-    """{name: value} for each of ast's ``"auto"`` parameters. Sparse: the reports/scaling
-    setting (cluster init, k0 = 100, depth0 = ceil(log2(K / 100)) + 1, one initial TAO pass,
-    one stage with one global pass); dense: depth0 = 2, k0 = ceil(K / 4), random init (which
+    """{name: value} for each of ast's ``"auto"`` parameters. Sparse, and dense with more
+    than ``AST_DENSE_MAX_CLASSES`` classes: the reports/scaling setting (cluster init, k0 =
+    100, depth0 = ceil(log2(K / 100)) + 1, one initial TAO pass, one stage with one global
+    pass); other dense data: depth0 = 2, k0 = ceil(K / 4), random init (which
     ``AdaptiveSoftmaxTree.fit`` replaces by the clustered one unless the random start is
     clearly better on held-out rows; kept on skewed labels and data too small to probe),
     10 initial passes, up to 8 stages of 5 global passes. alpha as ``rule_alpha``."""
-    sparse = shape.sparse
+    sparse = shape.sparse or shape.n_classes > AST_DENSE_MAX_CLASSES  # the large-K shape
     rules = {
         "init": "cluster" if sparse else "random",
         "depth0": (max(1, log2_ceil(shape.n_classes / AST_LEAF_CLASSES) + 1)
