@@ -44,3 +44,18 @@ def test_the_softmax_on_skewed_labels_is_a_probability_model():
     balanced = make_method("label_embedding_tree", epochs=1, random_state=0).fit(
         X, np.arange(2000) % K, n_classes=K)
     assert balanced.resolved_params_["loss"] == "tree"
+
+
+def test_dense_data_too_big_for_a_liblinear_tree_in_the_budget_trains_by_sgd():
+    ptb = defaults.DataShape(887_521, 150, 150.0, 10_000, False, 600.0, 0.7)
+    assert defaults.tree_fit_seconds(ptb, None) > defaults.FIT_BUDGET_SECONDS
+    out = defaults.resolve(ptb, {k: "auto" for k in ("solver", "loss", "structure",
+                                                     "branching", "max_depth", "beam",
+                                                     "n_trees")})
+    assert out["solver"] == "sgd" and out["loss"] == "softmax" and out["beam"] == 2
+    assert out["structure"] == "kmeans" and out["n_trees"] == 1
+    # a one-vs-rest loss given needs LIBLINEAR, however long
+    assert defaults.resolve(ptb, {"solver": "auto", "loss": "hinge"})["solver"] == "liblinear"
+    # the same rows on 30,000 rows fit the budget: LIBLINEAR
+    small = defaults.DataShape(30_000, 150, 150.0, 10_000, False, 600.0, 0.7)
+    assert defaults.resolve(small, {"solver": "auto", "loss": "auto"})["solver"] == "liblinear"

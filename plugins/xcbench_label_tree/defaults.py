@@ -100,6 +100,15 @@ def embedding_width(shape: DataShape) -> int:
     return int(min(EMBEDDING_DIM_MAX, max(EMBEDDING_DIM, shape.n_features)))
 
 
+def _liblinear_depth(shape: DataShape, params: dict):
+    """The levels a LIBLINEAR tree of these parameters would get (for its fit estimate):
+    ``max_depth`` when given, the unbalanced tree's on sparse data, else None (unlimited)."""
+    if isinstance(params.get("max_depth"), int):
+        return params["max_depth"]
+    return max(2, math.ceil(math.log(max(shape.n_classes, 2)) / math.log(WIDE))) \
+        if shape.sparse else None
+
+
 def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     """Every ``"auto"`` entry of ``params`` (the method's parameters) resolved for data of
     this ``shape``; the other entries are returned unchanged. ``embedding``: the label
@@ -108,10 +117,14 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
     K = shape.n_classes
     if p.get("solver") == AUTO:
         # node-by-node linear nodes need features to separate on: sparse or wide data; on
-        # narrow dense data (letter, ALOI's 27 bins) the paper's SGD tree loss does better
+        # narrow dense data (letter, ALOI's 27 bins) the paper's SGD tree loss does better.
+        # Nor where one LIBLINEAR tree would not fit the budget (dense ptb: ~80 min by the
+        # estimate; SGD with the softmax loss took 10 minutes), unless the loss needs it
         narrow = narrow_dense(shape.sparse, shape.n_features)
+        too_slow = (tree_fit_seconds(shape, _liblinear_depth(shape, p)) > FIT_BUDGET_SECONDS
+                    and p.get("loss") not in OVR_LOSSES)
         p["solver"] = ("sgd" if embedding or p.get("loss") in SGD_LOSSES or narrow
-                       else "liblinear")
+                       or too_slow else "liblinear")
     if p.get("loss") == AUTO:
         # SGD trees: the paper's tree hinge, or the sibling softmax on skewed labels
         # (next-word data: no label has p(y | x) > 1/2, and the multiclass hinge, not
