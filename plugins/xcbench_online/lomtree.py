@@ -169,6 +169,7 @@ class LOMTree(Method):
         schedule = PassSchedule(X.shape[0], self.passes, rng, keep_out=self._keep_out())
         rules = resolve_lomtree(self.get_params(), _rule_shape(X, K))
         lr = float(rules.get("lr", self.lr))
+        held_leaf = None  # the leaf of each held-out row after the latest pass
         for order in schedule:
             t = 0
             while t < len(order):
@@ -189,6 +190,7 @@ class LOMTree(Method):
                 top1 = np.empty(len(rows), dtype=np.int64)
                 kernels.leaf_top1(stats.parts, parent, leaf, top1)
                 schedule.report(float(np.mean(top1 != y[rows])))
+                held_leaf = leaf
         self.passes_done_ = schedule.passes_done
         used = int(state[1])
         self.n_internal_, self.n_swaps_ = int(state[0]), int(state[2])
@@ -199,15 +201,16 @@ class LOMTree(Method):
         self.label_stats_ = stats
         self.path_cap_ = int(backoff.max_path_length(self.parent_))
         self.smoothing_, self.smoothing_floor_, self.smoothing_scores_ = \
-            self._choose_smoothing(X, y, schedule.holdout)
+            self._choose_smoothing(y, schedule.holdout, held_leaf)
         self.resolved_params_ = self._resolved(rules, schedule.passes_done)
         self._leaf_tables()
         return self
 
-    def _choose_smoothing(self, X, y, holdout):
+    def _choose_smoothing(self, y, holdout, held_leaf):
         """(parent weight, floor, {"weight/floor": held-out mean log-likelihood}): the
-        parameters' values; an "auto" one the best of its grid on the held-out rows (beside
-        the other's value), or its fallback when there are none."""
+        parameters' values; an "auto" one the best of its grid on the held-out rows
+        ``holdout``, whose leaves in the fitted tree are ``held_leaf`` (beside the other's
+        value), or its fallback when there are none."""
         weights = backoff.WEIGHT_GRID if self.smoothing == "auto" else (self.smoothing,)
         floors = backoff.FLOOR_GRID if self.smoothing_floor == "auto" else (
             self.smoothing_floor,)
@@ -216,9 +219,9 @@ class LOMTree(Method):
         if holdout is None or not len(holdout):
             return (SMOOTHING_FALLBACK if len(weights) > 1 else float(weights[0]),
                     FLOOR_FALLBACK if len(floors) > 1 else float(floors[0]), {})
-        leaf = self.apply(X[holdout])
-        return backoff.choose_weights(self.label_stats_.parts, self.parent_, leaf, y[holdout],
-                                      self.n_classes_, self.path_cap_, weights, floors)
+        return backoff.choose_weights(self.label_stats_.parts, self.parent_, held_leaf,
+                                      y[holdout], self.n_classes_, self.path_cap_, weights,
+                                      floors)
 
     def _resolved(self, rules, passes_done) -> dict:
         """The value of every ``"auto"`` parameter (``None`` for max_internal) in this fit:
