@@ -100,13 +100,18 @@ def embedding_width(shape: DataShape) -> int:
     return int(min(EMBEDDING_DIM_MAX, max(EMBEDDING_DIM, shape.n_features)))
 
 
+def unbalanced_depth(n_classes: int, width: int) -> int:
+    """Levels of the unbalanced k-means tree of ``width`` children per node: the levels a
+    balanced tree of that width needs for ``n_classes``, at least 2."""
+    return max(2, math.ceil(math.log(max(n_classes, 2)) / math.log(width)))
+
+
 def _liblinear_depth(shape: DataShape, params: dict):
     """The levels a LIBLINEAR tree of these parameters would get (for its fit estimate):
     ``max_depth`` when given, the unbalanced tree's on sparse data, else None (unlimited)."""
     if isinstance(params.get("max_depth"), int):
         return params["max_depth"]
-    return max(2, math.ceil(math.log(max(shape.n_classes, 2)) / math.log(WIDE))) \
-        if shape.sparse else None
+    return unbalanced_depth(shape.n_classes, WIDE) if shape.sparse else None
 
 
 def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
@@ -148,7 +153,7 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         p["max_depth"] = None
         if p["structure"] == "kmeans_unbalanced":
             width = WIDE if p["branching"] == "sqrt" else int(p["branching"])
-            p["max_depth"] = max(2, math.ceil(math.log(max(K, 2)) / math.log(width)))
+            p["max_depth"] = unbalanced_depth(K, width)
     if p.get("bits") == AUTO and not embedding:
         p["bits"] = "csr" if p.get("solver") == "liblinear" else AUTO
     nodes = p.get("loss") if p.get("solver") == "liblinear" else None  # node-by-node model

@@ -8,8 +8,9 @@ the one after the last pass, as in VW; it has seen 1 - 1/period of the rows. Fro
 data sets do. A learner that needs held-out rows for something other than stopping (LOMtree
 chooses its probabilities' smoothing on them) asks for ``keep_out`` rows: when the regime
 holds none out (a fixed number of passes, or large data), every period-th row, at most
-``keep_out`` of them, is kept out of training all the same. The VW peers' settings rule (``xcbench_peers.vw_settings``) uses the same
-numbers, so both sides of a comparison train under one regime.
+``keep_out`` of them, is kept out of training all the same. The VW peers' settings rule
+(``xcbench_peers.vw_settings``) uses the same numbers, so both sides of a comparison train
+under one regime.
 """
 from __future__ import annotations
 
