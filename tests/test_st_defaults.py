@@ -37,12 +37,15 @@ class ScriptedTree:
     """A stand-in whose validation error per alpha is scripted; records the alphas fitted."""
     script, fitted = {}, []
 
-    def __init__(self, alpha="auto", random_state=0, verbose=False):
+    def __init__(self, alpha="auto", random_state=0, verbose=False, smoothing="auto",
+                 smoothing_floor="auto"):
         self.alpha, self.random_state, self.verbose = alpha, random_state, verbose
+        self.smoothing, self.smoothing_floor = smoothing, smoothing_floor
         self.n_classes_ = 2
 
     def get_params(self):
-        return {"alpha": self.alpha, "random_state": self.random_state, "verbose": self.verbose}
+        return {"alpha": self.alpha, "random_state": self.random_state, "verbose": self.verbose,
+                "smoothing": self.smoothing, "smoothing_floor": self.smoothing_floor}
 
     def fit(self, X, y, n_classes):
         ScriptedTree.fitted.append(self.alpha)
@@ -201,17 +204,20 @@ def test_ast_rule_sparse_is_the_scaling_setting_dense_the_paper_start():
 def test_fitted_models_expose_every_resolved_auto_parameter():
     X, y = _problem()
     st = SoftmaxTree(k=3, n_iter=2, random_state=0).fit(X, y)
-    assert set(st.resolved_params_) == {"depth", "alpha", "init", *LBFGSB}
+    smoothing = {"smoothing", "smoothing_floor"}  # chosen on kept-out rows
+    assert set(st.resolved_params_) == {"depth", "alpha", "init", *LBFGSB, *smoothing}
     assert st.resolved_params_["depth"] == st.depth_ == 7  # K > k: 400 rows // 3 -> 2^7
     assert st.resolved_params_["alpha"] == st.alpha_ == 0.1
     assert st.resolved_params_["init"] == "random"
     Xs = sp.csr_matrix(np.abs(X))
     st = SoftmaxTree(random_state=0).fit(Xs, y)
-    assert st.resolved_params_ == {**resolve_st(AUTO_ST, DataShape.of(Xs, 6))}
+    assert st.resolved_params_ == {**resolve_st(AUTO_ST, DataShape.of(Xs, 6)),
+                                   **{k: st.resolved_params_[k] for k in smoothing}}
     assert st.resolved_params_["init"] == "cluster" and len(st.objective_curve_) == 1
     ast = AdaptiveSoftmaxTree(initial_iter=1, max_stages=1, global_iter=1,
                               random_state=0).fit(X, y)
     assert ast.resolved_params_ == {"depth0": 2, "k0": 2, "init": "random", "alpha": 0.1,
-                                    **LBFGSB}
+                                    **LBFGSB, "smoothing": ast.smoothing_,
+                                    "smoothing_floor": ast.smoothing_floor_}
     searched = SoftmaxTree(**SMALL, alpha="search").fit(X, y)
     assert searched.resolved_params_["alpha"] == searched.alpha_

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import scipy.sparse as sp
 
 from xcbench.contract.data_shape import DataSizes, narrow_dense, stored_values
+from xcbench.tree import backoff
 
 ADAGRAD_LR, VW_LR, ADAGRAD_ROUTER_LR = 0.5, 1.0, 2.0
 # lomtree on wide dense input (not ``narrow_dense``): VW's update at rate 1 overshoots
@@ -23,9 +24,9 @@ WIDE_DENSE_LR = 0.2
 LOMTREE_LR = 1.0  # lomtree's rate otherwise (VW's update and AdaGrad alike, as before)
 # lomtree's back-off: the rows kept out of training to choose it on when the pass regime
 # holds none out (1% of a million rows), and the weight on the parent and uniform floor on
-# data too small to hold any out
-SMOOTHING_ROWS = 10_000
-SMOOTHING_FALLBACK, FLOOR_FALLBACK = 0.3, 0.01
+# data too small to hold any out (shared with the softmax trees: xcbench.tree.backoff)
+SMOOTHING_ROWS = backoff.SMOOTHING_ROWS
+SMOOTHING_FALLBACK, FLOOR_FALLBACK = backoff.FALLBACK_WEIGHT, backoff.FALLBACK_FLOOR
 
 
 @dataclass(frozen=True)

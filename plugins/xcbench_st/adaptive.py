@@ -59,8 +59,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
     (``defaults.resolve_ast``, docs/methods/softmax-tree.md) resolved at fit into
     ``resolved_params_``; ``k0=None`` is ceil(K / 2^depth0). Shared TAO parameters as in
     ``st``: ``alpha``, ``loss``, ``beta``, ``leaf_max_iter``, ``node_max_iter``,
-    ``leaf_solver``, ``decision_solver``, ``monotone``, ``prune``, ``n_jobs``,
-    ``random_state``, ``verbose``.
+    ``leaf_solver``, ``decision_solver``, ``monotone``, ``prune``, ``smoothing``,
+    ``smoothing_floor``, ``n_jobs``, ``random_state``, ``verbose``.
 
     Storage and fit memory as ``st`` (CSR weights, column-compressed node problems), with
     depth the final depth (bounded by depth0 + max_stages x expand_depth) and k = k0 in the
@@ -91,8 +91,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
                  initial_iter="auto", global_iter="auto", max_stages="auto",
                  min_leaf_classes=2, accept_error="01", alpha="auto", loss="01", beta=100.0,
                  leaf_max_iter=20, node_max_iter=50, decision_solver="auto",
-                 leaf_solver="auto",
-                 monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
+                 leaf_solver="auto", monotone=True, prune=True, smoothing="auto",
+                 smoothing_floor="auto", n_jobs=1, random_state=None, verbose=False):
         self.depth0 = depth0
         self.k0 = k0
         self.contraction = contraction
@@ -115,6 +115,8 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         self.leaf_solver = leaf_solver
         self.monotone = monotone
         self.prune = prune
+        self.smoothing = smoothing
+        self.smoothing_floor = smoothing_floor
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -153,6 +155,10 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         if (self.init == "auto" and not shape.sparse
                 and not skewed_labels(label_entropy(y, self.n_classes_))):
             p["init"] = self._choose_init(X, y)
+        return self._fit_smoothed(X, y, lambda X, y: self._fit_tree(X, y, p))
+
+    def _fit_tree(self, X, y, p):
+        """Fit the stages on (X, y) with the resolved parameters ``p``; return the problem."""
         rng = np.random.default_rng(self.random_state)
         prob = self._tao_problem(X, kernel_input(X), y, int(p["k0"]), alpha=p["alpha"])
         start = time.perf_counter()
@@ -173,7 +179,7 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
                     break
                 self._tao_passes(tree, prob, p["global_iter"])
             self._finish(tree, prob, y)
-        return self
+        return prob
 
     def _choose_init(self, X, y) -> str:
         """The initial tree on dense rows, from held-out rows: the whole model fitted on a
@@ -181,7 +187,9 @@ class AdaptiveSoftmaxTree(TreeInference, Method):
         (``xcbench.contract.holdout``; the other ``"auto"`` settings resolved for the
         sample); the clustered start (``PROBE_INIT``) is kept unless the random one is
         clearly better; on data too small to choose on the rule's random start stays."""
-        settings = {**self.get_params(), "verbose": False}
+        # the probe compares the trees' own top-1 accuracy: no smoothing in its fits
+        settings = {**self.get_params(), "verbose": False, "smoothing": 0.0,
+                    "smoothing_floor": 0.0}
         init, self.init_probe_ = choose_param(self, "init", settings, X, y, self.n_classes_,
                                               INIT_LADDER, PROBE_INIT)
         if init is not None:

@@ -54,7 +54,8 @@ def choose_alpha(model, X, y) -> tuple[float, dict]:
     ``alpha="search"``) on training data (X, y); see the module docstring for the rule."""
     kept, held = holdout_split(y, VALIDATION_FRACTION, validation_seed(model.random_state))
     X_fit, y_fit, X_val, y_val = X[kept], y[kept], X[held], y[held]
-    params = {**model.get_params(), "verbose": False}
+    # each candidate is scored by its own top-1 error: no smoothing in its fits
+    params = {**model.get_params(), "verbose": False, "smoothing": 0.0, "smoothing_floor": 0.0}
     errors = {}
     for alpha in AUTO_ALPHAS:
         report_progress(AUTO_ALPHAS.index(alpha), len(AUTO_ALPHAS), "alpha tried")

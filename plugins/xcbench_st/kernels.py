@@ -13,7 +13,9 @@ import numba
 import numpy as np
 
 from xcbench.kernels import log_softmax_inplace
+from xcbench.tree import label_stats as ls
 from xcbench.tree.csr_weights import row_dot
+from xcbench.tree.topk import heap_push, heap_sorted
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -108,6 +110,69 @@ def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, 
             out_s[i, t] = buf[best]
             buf[best] = -np.inf
     return evaluated, scored
+
+
+@numba.njit(cache=True, nogil=True)
+def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr,
+                          leaf_classes, lw_ptr, lw_idx, lw_val, leaf_b, max_leaf, Xd, indptr,
+                          indices, data, dense, n, weight, floor, n_classes, slot_backoff,
+                          tab_labels, tab_backoff, tab_in_leaf, out_l, out_s):
+    """``predict_topk`` ranked by the back-off mixture (smoothing.py): the leaf's classes at
+    (1 - weight) p_softmax + weight p_leaf, the leaf table's other labels at weight p_leaf;
+    scores are log((1 - floor) p + floor / K). Returns what ``predict_topk`` does."""
+    buf = np.empty(max(max_leaf, 1))
+    best_p = np.empty(kk)
+    best_l = np.empty(kk, dtype=np.int64)
+    evaluated = 0
+    scored = 0
+    for i in range(n):
+        node, steps = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr,
+                               indices, data, i, dense)
+        evaluated += steps
+        j = row[node]
+        m = _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
+                              data, i, dense, buf)
+        scored += m
+        lo = leaf_ptr[j]
+        size = 0
+        for c in range(m):
+            p = (1.0 - weight) * np.exp(buf[c]) + weight * slot_backoff[lo + c]
+            if p > 0:
+                size = heap_push(best_p, best_l, size, kk, p, leaf_classes[lo + c])
+        for t in range(tab_labels.shape[1]):
+            label = tab_labels[j, t]
+            if label < 0:
+                break
+            p = weight * tab_backoff[j, t]
+            if not tab_in_leaf[j, t] and p > 0:
+                size = heap_push(best_p, best_l, size, kk, p, label)
+        heap_sorted(best_p, best_l, size)
+        for t in range(size):
+            out_l[i, t] = best_l[t]
+            out_s[i, t] = np.log((1.0 - floor) * best_p[t] + floor / n_classes)
+    return evaluated, scored
+
+
+@numba.njit(cache=True, nogil=True)
+def count_paths(parts, y, start, depth_cap, left, right, row, dw_ptr, dw_idx, dw_val, dec_b,
+                Xd, indptr, indices, data, dense):
+    """Count y_i at every node example i visits (``xcbench.tree.label_stats``), from example
+    ``start`` on; return the example reached (earlier than the end when the table must
+    grow first: it may add ``depth_cap`` entries per example)."""
+    n = len(y)
+    for i in range(start, n):
+        if not ls.has_room(parts, depth_cap):
+            return i
+        node = 0
+        ls.add(parts, node, y[i], 1.0)
+        while left[node] >= 0:
+            if row_score(dw_ptr, dw_idx, dw_val, dec_b, row[node], Xd, indptr, indices, data, i,
+                         dense) >= 0.0:
+                node = right[node]
+            else:
+                node = left[node]
+            ls.add(parts, node, y[i], 1.0)
+    return n
 
 
 @numba.njit(cache=True, nogil=True)

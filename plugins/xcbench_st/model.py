@@ -19,6 +19,7 @@ from .memory import fit_memory
 from .alpha_search import choose_alpha, search_memory
 from .defaults import DataShape, resolve_solver, resolve_st
 from .prune import prune
+from .smoothing import build, choose, held_out_split, refit_after_choice, smoothing_memory
 from .tao import LOSSES, TAOProblem, objective, tao_pass
 
 # parameters st and ast share (scikit-learn's constraint machinery checks them up front)
@@ -33,6 +34,8 @@ SHARED_CONSTRAINTS = {
     "monotone": ["boolean"],
     "prune": ["boolean"],
     "n_jobs": [Interval(Integral, 1, None, closed="left")],
+    "smoothing": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
+    "smoothing_floor": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
@@ -48,9 +51,13 @@ class TreeInference:
         n = X.shape[0]
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf)
-        f = self.flat_
-        kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X), n, labels,
-                             scores)  # pure: nothing is written to the model
+        f, smoother = self.flat_, self.smoother_
+        if smoother is None:  # the paper's model: the leaf softmax alone
+            kernels.predict_topk(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X), n,
+                                 labels, scores)  # pure: nothing is written to the model
+        else:
+            kernels.predict_topk_smoothed(int(k), *f.routing, *f.leaf_arrays, *kernel_input(X),
+                                          n, *smoother.topk_arrays, labels, scores)
         return labels, scores
 
     def path_cost(self, X):
@@ -65,10 +72,16 @@ class TreeInference:
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
         f = self.flat_
+        if self.smoother_ is not None:
+            return self.smoother_.log_proba(f, kernel_input(X), y)
         return kernels.log_proba(y, *f.routing, *f.leaf_arrays, *kernel_input(X))
 
     def support_size(self, X):
+        """Classes with a positive probability for each row: its leaf's, or all K when
+        smoothed."""
         X = check_X(X, self.n_features_in_)
+        if self.smoother_ is not None:
+            return np.full(X.shape[0], self.n_classes_, dtype=np.int64)
         f = self.flat_
         return kernels.path_costs(*f.routing, f.leaf_ptr, *kernel_input(X), X.shape[0])[1]
 
@@ -93,16 +106,51 @@ class TreeInference:
             "classes_scored_per_prediction_train": float(self.train_classes_scored_),
             "tao_objective": [float(v) for v in self.objective_curve_],
             "fit_seconds": {k: round(v, 3) for k, v in self.fit_seconds_.items()},
+            "smoothing": float(self.smoothing_),  # back-off weight (smoothing.py)
+            "smoothing_floor": float(self.smoothing_floor_),  # share spread over all K
+            # held-out mean log-likelihood of each (weight/floor) tried by "auto"
+            "smoothing_scores": dict(self.smoothing_scores_),
+            "smoothing_bytes": 0 if self.smoother_ is None else self.smoother_.nbytes,
         }
 
     def _fit_memory(self, n_samples, n_features, nnz, n_classes, k, depth, inits=()):
-        """``fit_memory`` (memory.py) plus the largest initialisation of ``inits``."""
+        """``fit_memory`` (memory.py) plus the largest initialisation of ``inits`` and the
+        smoothing's (``smoothing_memory``) unless it is off."""
         dense = nnz >= n_samples * n_features
-        return fit_memory(n_samples, n_features, nnz, n_classes, k=k, depth=depth,
+        smoothed = self.smoothing != 0 or self.smoothing_floor != 0
+        return (smoothing_memory(n_samples, n_features, nnz, depth, dense)
+                if smoothed else 0) + fit_memory(n_samples, n_features, nnz, n_classes, k=k, depth=depth,
                           leaf_solver=resolve_solver(self.leaf_solver, not dense),
                           decision_solver=resolve_solver(self.decision_solver, not dense),
                           n_jobs=self.n_jobs, dense=dense) + max(
             [init_memory(init, n_features, not dense) for init in inits], default=0)
+
+    def _fit_smoothed(self, X, y, fit_tree):
+        """Fit the tree (``fit_tree(X, y)`` fits ``flat_`` and returns its TAOProblem) and its
+        back-off (smoothing.py): an ``"auto"`` weight is chosen on rows kept out of the fit;
+        on data where those are more than 2% of the rows the tree is then fitted again on
+        every row (same random state), and the chosen weights are kept."""
+        X_fit, y_fit, X_held, y_held = held_out_split(X, y, self.smoothing,
+                                                      self.smoothing_floor)
+        clock = time.perf_counter()
+        prob = fit_tree(X_fit, y_fit)
+        held = None if X_held is None else kernel_input(X_held)
+        weight, floor, self.smoothing_scores_ = choose(
+            self.flat_, prob.Xk, prob.y, held, y_held, self.n_classes_, self.smoothing,
+            self.smoothing_floor)
+        if X_held is not None and refit_after_choice(len(y_held), len(y)):
+            chosen_on = time.perf_counter() - clock
+            prob = fit_tree(X, y)
+            prob.seconds["smoothing_choice_fit"] = chosen_on
+        clock = time.perf_counter()
+        self.smoother_ = build(self.flat_, prob.Xk, prob.y, self.n_classes_, weight, floor)
+        self.smoothing_, self.smoothing_floor_ = float(weight), float(floor)
+        for name, value in (("smoothing", weight), ("smoothing_floor", floor)):
+            if getattr(self, name) == "auto":
+                self.resolved_params_[name] = float(value)
+        prob.seconds["smoothing"] += time.perf_counter() - clock
+        self.fit_seconds_ = dict(prob.seconds)
+        return self
 
     def _finish(self, tree, prob, y):
         """Prune (if asked), flatten, record training-set path costs and fit time by phase."""
@@ -174,7 +222,9 @@ class SoftmaxTree(TreeInference, Method):
     warm-started), ``leaf_solver`` (``"lbfgs-b"`` or scikit-learn ``"saga"``, the paper's),
     ``decision_solver`` (``"lbfgs-b"`` or ``"liblinear"``, the paper's; see solvers.py for
     the measurements behind the defaults), ``monotone``
-    (reject a node update that raises its reduced objective), ``prune``, ``n_jobs`` (threads
+    (reject a node update that raises its reduced objective), ``prune``, ``smoothing`` and
+    ``smoothing_floor`` (the classes a leaf leaves out backed off along the path, chosen on
+    kept-out rows by ``"auto"``; both 0: the paper's model, smoothing.py), ``n_jobs`` (threads
     solving the nodes of one depth in parallel), ``random_state``, ``verbose``.
     Solvers ``"auto"`` (default): ``"prox"`` (compiled FISTA, prox.py) on CSR input, where
     scipy L-BFGS-B's per-variable Python bound handling dominated (st did not finish one TAO
@@ -203,7 +253,8 @@ class SoftmaxTree(TreeInference, Method):
     def __init__(self, k=50, depth="auto", alpha="auto", n_iter="auto", loss="01",
                  beta=100.0, init="auto", leaf_max_iter=20, node_max_iter=50,
                  decision_solver="auto", leaf_solver="auto",
-                 monotone=True, prune=True, n_jobs=1, random_state=None, verbose=False):
+                 monotone=True, prune=True, smoothing="auto", smoothing_floor="auto", n_jobs=1,
+                 random_state=None, verbose=False):
         self.k = k
         self.depth = depth
         self.alpha = alpha
@@ -217,6 +268,8 @@ class SoftmaxTree(TreeInference, Method):
         self.leaf_solver = leaf_solver
         self.monotone = monotone
         self.prune = prune
+        self.smoothing = smoothing
+        self.smoothing_floor = smoothing_floor
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -239,6 +292,10 @@ class SoftmaxTree(TreeInference, Method):
         self.n_features_in_ = X.shape[1]
         self.resolved_params_ = resolve_st(self.get_params(), DataShape.of(X, self.n_classes_))
         p = {**self.get_params(), **self.resolved_params_}
+        return self._fit_smoothed(X, y, lambda X, y: self._fit_tree(X, y, p))
+
+    def _fit_tree(self, X, y, p):
+        """Fit the tree on (X, y) with the resolved parameters ``p``; return its problem."""
         clock = time.perf_counter()
         self.alpha_, self.alpha_validation_error_ = (
             choose_alpha(self, X, y) if self.alpha == "search" else (float(p["alpha"]), {}))
@@ -257,7 +314,7 @@ class SoftmaxTree(TreeInference, Method):
             self.objective_curve_ = []
             self._tao_passes(tree, prob, int(p["n_iter"]), paths, start=start)
             self._finish(tree, prob, y)
-        return self
+        return prob
 
     def stats(self):
         """TreeInference's statistics plus the alpha used (and, for ``"auto"``, the

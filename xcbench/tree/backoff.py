@@ -18,9 +18,18 @@ passes). The floor matters where the leaves already hold most rows' labels: the
 interpolation alone gives a label unseen on the whole path about lam^depth / K, far less
 than it deserves; with ``lam = 0`` and a small floor the leaf's ranking is unchanged.
 
+A tree whose leaves hold a model of their own (the softmax tree's leaf softmax over a few
+classes) puts that model's probability one level below the leaf: p(y | x) = (1 - lam)
+p_model(y | x) + lam p_leaf(y), then the floor (``first_prob`` of ``mixed_log_probs`` and
+``choose_weights``).
+
 Counts come from ``xcbench.tree.label_stats`` (only the (node, label) pairs seen), so the
 cost per (row, label) is one count lookup per node on the path, and nothing of size K x D
-or K^2 is ever built. ``choose_weights`` picks both weights by held-out log-likelihood.
+or K^2 is ever built.
+``choose_weights`` picks both weights by held-out log-likelihood; a learner with no
+held-out rows of its own keeps every ``HOLDOUT_PERIOD``-th training row, at most
+``SMOOTHING_ROWS``, out of training to choose on (``xcbench.tree.passes.kept_out_rows``),
+and on data too small for that takes ``FALLBACK_WEIGHT`` and ``FALLBACK_FLOOR``.
 """
 from __future__ import annotations
 
@@ -35,6 +44,11 @@ _jit = numba.njit(cache=True, nogil=True)
 #: Parent weights and uniform floors ``choose_weights`` tries (every pair).
 WEIGHT_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 FLOOR_GRID = (0.0, 0.001, 0.01, 0.1)
+#: Rows at most kept out of training to choose the weights on, and the weights taken when
+#: the data is too small to keep any out.
+SMOOTHING_ROWS = 10_000
+FALLBACK_WEIGHT, FALLBACK_FLOOR = 0.3, 0.01
+_NO_FIRST = np.zeros(0)
 
 
 @_jit
@@ -64,14 +78,26 @@ def _prob_on_path(parts, buf, m, label, lam, n_classes):
 
 
 @_jit
-def log_probs(parts, parent, nodes, labels, lam, floor, n_classes, depth_cap, out):
-    """out[i] = log p_{nodes[i]}(labels[i]) (-inf when zero: only with lam = floor = 0)."""
+def mixed_log_probs(parts, parent, nodes, labels, first_prob, lam, floor, n_classes,
+                    depth_cap, out):
+    """out[i] = log p(labels[i]) at leaf ``nodes[i]``, below which sits a model that gave
+    the label ``first_prob[i]`` (mixed in at 1 - lam; an empty ``first_prob``: none, the
+    leaf's smoothed frequency itself). -inf when zero: only with lam = floor = 0."""
     buf = np.empty(depth_cap, dtype=np.int64)
+    below = first_prob.shape[0] > 0
     for i in range(nodes.shape[0]):
         m = _path(parent, nodes[i], buf)
-        p = (1.0 - floor) * _prob_on_path(parts, buf, m, labels[i], lam, n_classes) \
-            + floor / n_classes
+        p = _prob_on_path(parts, buf, m, labels[i], lam, n_classes)
+        if below:
+            p = (1.0 - lam) * first_prob[i] + lam * p
+        p = (1.0 - floor) * p + floor / n_classes
         out[i] = np.log(p) if p > 0 else -np.inf
+
+
+def log_probs(parts, parent, nodes, labels, lam, floor, n_classes, depth_cap, out):
+    """out[i] = log p_{nodes[i]}(labels[i]) (-inf when zero: only with lam = floor = 0)."""
+    mixed_log_probs(parts, parent, nodes, labels, _NO_FIRST, lam, floor, n_classes,
+                    depth_cap, out)
 
 
 @_jit
@@ -138,15 +164,19 @@ def max_path_length(parent):
 
 
 def choose_weights(parts, parent, nodes, labels, n_classes: int, depth_cap: int,
-                   weights=WEIGHT_GRID, floors=FLOOR_GRID) -> tuple[float, float, dict]:
+                   weights=WEIGHT_GRID, floors=FLOOR_GRID,
+                   first_prob=None) -> tuple[float, float, dict]:
     """(parent weight, floor, {"weight/floor": mean log-likelihood}): the pair of the grids
     with the highest mean held-out log-likelihood of ``labels`` at the leaves ``nodes`` the
-    held-out rows reach (ties: the smaller weight, then the smaller floor)."""
+    held-out rows reach, below which a leaf model gave them ``first_prob`` if given
+    (``mixed_log_probs``; ties: the smaller weight, then the smaller floor)."""
     nodes = np.asarray(nodes, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
+    first = _NO_FIRST if first_prob is None else np.asarray(first_prob, dtype=np.float64)
     scores, out = {}, np.empty(len(nodes))
     for lam in weights:
-        log_probs(parts, parent, nodes, labels, float(lam), 0.0, int(n_classes), depth_cap, out)
+        mixed_log_probs(parts, parent, nodes, labels, first, float(lam), 0.0, int(n_classes),
+                        depth_cap, out)
         p = np.exp(out)
         for floor in floors:
             with np.errstate(divide="ignore"):

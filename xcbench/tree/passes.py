@@ -24,6 +24,15 @@ PATIENCE = 3             # VW's --early_terminate default
 LARGE_DATA = 1_000_000   # VW's demos at this size or more make one pass
 
 
+def kept_out_rows(n_rows: int, keep_out: int, period: int = HOLDOUT_PERIOD):
+    """Every ``period``-th row, at most ``keep_out`` of them (int64, sorted), to keep out of
+    training for a choice made on held-out rows; None when ``keep_out`` is 0 or there are
+    fewer than ``2 * period`` rows."""
+    if keep_out <= 0 or n_rows < 2 * period:
+        return None
+    return np.arange(period - 1, n_rows, period, dtype=np.int64)[:int(keep_out)]
+
+
 class PassSchedule:
     """The row order of each training pass, and when to stop.
 
@@ -47,8 +56,8 @@ class PassSchedule:
         else:  # a fixed count; "auto" on too few rows to hold out or on large data: one pass
             self.train, self.holdout = rows, None
             self.max_passes = 1 if passes == "auto" else int(passes)
-            if keep_out > 0 and n_rows >= 2 * period:  # held out, though not to stop on
-                held = rows[period - 1::period][:int(keep_out)]
+            held = kept_out_rows(n_rows, keep_out, period)  # held out, not to stop on
+            if held is not None:
                 self.train, self.holdout = np.setdiff1d(rows, held), held
         self.errors: list[float] = []
         self._since_best = 0
