@@ -60,11 +60,20 @@ def test_topk_ranks_by_the_smoothed_probabilities():
     for i in range(60):
         np.testing.assert_allclose(scores[i], np.sort(logp[i])[::-1][:k], rtol=1e-9)
         np.testing.assert_allclose(logp[i, labels[i]], scores[i], rtol=1e-9)
+    # the top-1 of the paper's model (the same tree without the back-off) stays, unless an
+    # outside class outranks every class of the leaf
+    smoother, model.smoother_ = model.smoother_, None
+    paper = model.predict_topk(X[:60], 1)[0][:, 0]
+    support = all_class_probs(model, X[:60]) > 0
+    model.smoother_ = smoother
+    inside = support[np.arange(60), labels[:, 0]]
+    np.testing.assert_array_equal(labels[inside, 0], paper[inside])
 
 
-def test_mixture_formula_on_one_row():
-    """p = (1 - floor) [(1 - w) p_softmax + w p_leaf] + floor / K, p_leaf the back-off of
-    the leaf's training label frequencies."""
+def test_back_off_formula_on_one_row():
+    """p = (1 - floor) p' + floor / K; p' = (1 - w) p_softmax on the leaf's classes S and
+    w p_leaf(y) / p_leaf(not S) outside, p_leaf the back-off of the training label
+    frequencies along the leaf's path."""
     X, y = problem(seed=2)
     w, floor = 0.4, 0.05
     on = SoftmaxTree(**SMALL_ST, smoothing=w, smoothing_floor=floor).fit(X, y, K)
@@ -76,8 +85,15 @@ def test_mixture_formula_on_one_row():
     p_leaf = np.empty(K)
     backoff.log_probs(smoother.stats.parts, smoother.parent, np.full(K, leaf),
                       np.arange(K), w, 0.0, K, smoother.path_cap, p_leaf)
-    expected = (1 - floor) * ((1 - w) * p_soft + w * np.exp(p_leaf)) + floor / K
-    np.testing.assert_allclose(all_class_probs(on, x)[0], expected, rtol=1e-9)
+    p_leaf = np.exp(p_leaf)
+    inside = p_soft > 0
+    assert 0 < inside.sum() < K
+    p = np.where(inside, (1 - w) * p_soft, w * p_leaf / p_leaf[~inside].sum())
+    np.testing.assert_allclose(all_class_probs(on, x)[0], (1 - floor) * p + floor / K,
+                               rtol=1e-9)
+    # the leaf's classes keep the softmax's order
+    got = all_class_probs(on, x)[0]
+    assert np.argmax(np.where(inside, got, -1)) == np.argmax(p_soft)
 
 
 def test_auto_chooses_on_kept_out_rows_then_refits_small_data():

@@ -115,11 +115,11 @@ def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, 
 @numba.njit(cache=True, nogil=True)
 def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr,
                           leaf_classes, lw_ptr, lw_idx, lw_val, leaf_b, max_leaf, Xd, indptr,
-                          indices, data, dense, n, weight, floor, n_classes, slot_backoff,
-                          tab_labels, tab_backoff, tab_in_leaf, out_l, out_s):
-    """``predict_topk`` ranked by the back-off mixture (smoothing.py): the leaf's classes at
-    (1 - weight) p_softmax + weight p_leaf, the leaf table's other labels at weight p_leaf;
-    scores are log((1 - floor) p + floor / K). Returns what ``predict_topk`` does."""
+                          indices, data, dense, n, weight, floor, n_classes, tab_labels,
+                          tab_prob, out_l, out_s):
+    """``predict_topk`` ranked by the back-off (smoothing.py): the leaf's classes at
+    (1 - weight) p_softmax, the leaf table's outside labels at their stored share; scores
+    are log((1 - floor) p + floor / K). Returns what ``predict_topk`` does."""
     buf = np.empty(max(max_leaf, 1))
     best_p = np.empty(kk)
     best_l = np.empty(kk, dtype=np.int64)
@@ -133,19 +133,16 @@ def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, l
         m = _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
                               data, i, dense, buf)
         scored += m
-        lo = leaf_ptr[j]
         size = 0
         for c in range(m):
-            p = (1.0 - weight) * np.exp(buf[c]) + weight * slot_backoff[lo + c]
+            p = (1.0 - weight) * np.exp(buf[c])
             if p > 0:
-                size = heap_push(best_p, best_l, size, kk, p, leaf_classes[lo + c])
+                size = heap_push(best_p, best_l, size, kk, p, leaf_classes[leaf_ptr[j] + c])
         for t in range(tab_labels.shape[1]):
-            label = tab_labels[j, t]
-            if label < 0:
+            if tab_labels[j, t] < 0:
                 break
-            p = weight * tab_backoff[j, t]
-            if not tab_in_leaf[j, t] and p > 0:
-                size = heap_push(best_p, best_l, size, kk, p, label)
+            if tab_prob[j, t] > 0:
+                size = heap_push(best_p, best_l, size, kk, tab_prob[j, t], tab_labels[j, t])
         heap_sorted(best_p, best_l, size)
         for t in range(size):
             out_l[i, t] = best_l[t]

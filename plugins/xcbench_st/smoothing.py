@@ -3,23 +3,28 @@
 A leaf of ``st`` or ``ast`` holds a softmax over its own few classes; every other class has
 probability exactly zero there, so on the test rows whose label is outside their leaf's
 classes (half of them on PTB) the model's perplexity is the metric's epsilon, not the
-model. This module mixes the leaf softmax with the label frequencies of the training rows
-that reached the leaf and its ancestors (``xcbench.tree.backoff``: each node's frequencies
-interpolated with its parent's, uniform above the root), then a uniform share:
+model. This module gives
+a share ``w`` of each leaf's mass to the classes it leaves out, in proportion to the label
+frequencies of the training rows that reached the leaf and its ancestors
+(``xcbench.tree.backoff``: each node's frequencies interpolated with its parent's at the
+same weight ``w``, uniform above the root), then a uniform share ``floor``:
 
-    p(y | x) = (1 - floor) [(1 - w) p_softmax(y | x) + w p_leaf(y)] + floor / K
+    p(y | x) = (1 - floor) p'(y | x) + floor / K,
+    p'(y | x) = (1 - w) p_softmax(y | x)        for y among the leaf's classes S,
+              = w p_leaf(y) / p_leaf(not S)      otherwise
 
-with ``w`` the smoothing weight (the same weight backs off each node to its parent) and
-``floor`` the uniform share. Both 0 is the paper's model. ``"auto"`` chooses both from
-``backoff.WEIGHT_GRID`` x ``backoff.FLOOR_GRID`` by the log-likelihood of rows kept out of
-training for it (every tenth row, at most ``backoff.SMOOTHING_ROWS``: ``kept_out_rows``).
+(a Katz-style back-off: the leaf's own classes keep their softmax ranking, so the top-1
+of the paper's model changes only where an outside class outranks them all). ``w`` is
+``smoothing``, ``floor`` ``smoothing_floor``; both 0 is the paper's model. ``"auto"``
+chooses both from ``backoff.WEIGHT_GRID`` x ``backoff.FLOOR_GRID`` by the log-likelihood of
+rows kept out of training for it (every tenth row, at most ``backoff.SMOOTHING_ROWS``:
+``kept_out_rows``).
 
 Top-k ranks by the same probabilities. Candidates: the leaf's classes and the
-``TABLE_WIDTH`` labels of highest back-off probability at the leaf (a table per leaf,
-computed once at fit); a label outside both can only be ranked below them, so ``predict``
-with k <= ``TABLE_WIDTH`` is exact. Memory: the counts hold only the (node, label) pairs
-seen (``xcbench.tree.label_stats``), plus one float per leaf class slot and
-``TABLE_WIDTH`` entries per leaf; nothing of size K x D or K^2.
+``TABLE_WIDTH`` outside classes of highest back-off probability at the leaf (a table per
+leaf, made at fit), so ``predict_topk`` is exact for k <= ``TABLE_WIDTH``. Memory: the
+counts hold only the (node, label) pairs seen (``xcbench.tree.label_stats``), plus one
+float per leaf and ``TABLE_WIDTH`` entries per leaf; nothing of size K x D or K^2.
 """
 from __future__ import annotations
 
@@ -66,37 +71,62 @@ def smoothing_memory(n_samples: int, n_features: int, nnz: int, depth: int,
 
 @dataclass
 class LeafSmoothing:
-    """The fitted back-off of a flat softmax tree (node ids: the flat tree's)."""
+    """The fitted back-off of a flat softmax tree (node ids: the flat tree's; leaves in
+    the order of the flat tree's leaf table)."""
     stats: LabelStats  # label counts of the training rows at every node of their paths
     parent: np.ndarray  # (n_nodes,) flat parent id, -1 at the root
     weight: float
     floor: float
     n_classes: int
     path_cap: int  # most nodes on a path (kernels' buffer size)
-    slot_backoff: np.ndarray  # (leaf class slots,) p_leaf(class) of each leaf's classes
-    table_labels: np.ndarray  # (n_leaves, TABLE_WIDTH) top back-off labels, -1 padded
-    table_backoff: np.ndarray  # (n_leaves, TABLE_WIDTH) their p_leaf
-    table_in_leaf: np.ndarray  # (n_leaves, TABLE_WIDTH) whether the leaf softmax has it
+    outside_mass: np.ndarray  # (n_leaves,) p_leaf(not S): back-off mass outside the leaf
+    table_labels: np.ndarray  # (n_leaves, TABLE_WIDTH) top outside labels, -1 padded
+    table_prob: np.ndarray  # (n_leaves, TABLE_WIDTH) their p' (before the floor)
 
     @property
     def topk_arrays(self):
-        return (self.weight, self.floor, self.n_classes, self.slot_backoff,
-                self.table_labels, self.table_backoff, self.table_in_leaf)
+        return (self.weight, self.floor, self.n_classes, self.table_labels, self.table_prob)
 
     def log_proba(self, flat, Xk, y):
-        """log p(y_i | x_i) of the mixture for kernel input ``Xk``."""
-        log_soft = kernels.log_proba(y, *flat.routing, *flat.leaf_arrays, *Xk)
-        out = np.empty(len(y))
-        backoff.mixed_log_probs(self.stats.parts, self.parent, leaf_nodes(flat, Xk), y,
-                                np.exp(log_soft), self.weight, self.floor, self.n_classes,
-                                self.path_cap, out)
-        return out
+        """log p(y_i | x_i) for kernel input ``Xk``."""
+        p = outside_share(flat, self.stats, self.parent, self.outside_mass, Xk, y,
+                          self.weight, self.n_classes, self.path_cap)
+        with np.errstate(divide="ignore"):
+            return np.log((1 - self.floor) * p + self.floor / self.n_classes)
 
     @property
     def nbytes(self) -> int:
         return int(self.stats.nbytes + sum(a.nbytes for a in (
-            self.parent, self.slot_backoff, self.table_labels, self.table_backoff,
-            self.table_in_leaf)))
+            self.parent, self.outside_mass, self.table_labels, self.table_prob)))
+
+
+def outside_share(flat, stats, parent, outside_mass, Xk, y, weight, n_classes, cap):
+    """p'(y_i | x_i) (the module docstring's, before the floor) for kernel input ``Xk``."""
+    log_soft = kernels.log_proba(y, *flat.routing, *flat.leaf_arrays, *Xk)
+    nodes = leaf_nodes(flat, Xk)
+    backed = np.empty(len(y))
+    backoff.log_probs(stats.parts, parent, nodes, y, weight, 0.0, n_classes, cap, backed)
+    mass = outside_mass[flat.row[nodes]]
+    inside = np.isfinite(log_soft)
+    outside = np.divide(weight * np.exp(backed), mass, out=np.zeros(len(y)), where=mass > 0)
+    return np.where(inside, (1 - weight) * np.exp(log_soft), outside)
+
+
+def leaf_order(flat) -> np.ndarray:
+    """Flat node id of each row of the flat tree's leaf table."""
+    leaves = np.flatnonzero(flat.left < 0)
+    return leaves[np.argsort(flat.row[leaves])]
+
+
+def outside_masses(flat, stats, parent, weight, n_classes, cap) -> np.ndarray:
+    """p_leaf(not S) per leaf: 1 minus the back-off probability of its own classes."""
+    leaves = leaf_order(flat)
+    sizes = np.diff(flat.leaf_ptr)
+    inside = np.empty(len(flat.leaf_classes))
+    backoff.log_probs(stats.parts, parent, np.repeat(leaves, sizes), flat.leaf_classes,
+                      weight, 0.0, n_classes, cap, inside)
+    sums = np.add.reduceat(np.exp(inside), flat.leaf_ptr[:-1]) if len(inside) else 0.0
+    return np.maximum(1.0 - sums, 0.0)
 
 
 def leaf_nodes(flat, Xk) -> np.ndarray:
@@ -146,10 +176,14 @@ def choose(flat, Xk_fit, y_fit, Xk_held, y_held, n_classes: int, smoothing,
                 backoff.FALLBACK_FLOOR if len(floors) > 1 else floors[0], {})
     parent = flat_parents(flat)
     stats = count_paths(flat, Xk_fit, y_fit, len(parent))
-    log_soft = kernels.log_proba(y_held, *flat.routing, *flat.leaf_arrays, *Xk_held)
-    return backoff.choose_weights(stats.parts, parent, leaf_nodes(flat, Xk_held), y_held,
-                                  n_classes, backoff.max_path_length(parent), weights, floors,
-                                  first_prob=np.exp(log_soft))
+    cap = int(backoff.max_path_length(parent))
+
+    def probs_at(weight):
+        mass = outside_masses(flat, stats, parent, weight, n_classes, cap)
+        return outside_share(flat, stats, parent, mass, Xk_held, y_held, weight, n_classes,
+                             cap)
+
+    return backoff.choose_on_grid(probs_at, n_classes, weights, floors)
 
 
 def build(flat, Xk, y, n_classes: int, weight: float, floor: float) -> LeafSmoothing | None:
@@ -163,25 +197,26 @@ def build(flat, Xk, y, n_classes: int, weight: float, floor: float) -> LeafSmoot
 
 
 def _tables(flat, stats, parent, weight, floor, n_classes) -> LeafSmoothing:
-    """The per-slot and per-leaf back-off tables of a chosen (weight, floor)."""
+    """The per-leaf outside masses and top outside labels of a chosen (weight, floor)."""
     cap = int(backoff.max_path_length(parent))
-    leaves = np.flatnonzero(flat.left < 0)
-    leaves = leaves[np.argsort(flat.row[leaves])]  # leaf table row j -> its flat node
+    mass = outside_masses(flat, stats, parent, weight, n_classes, cap)
+    leaves = leaf_order(flat)
     sizes = np.diff(flat.leaf_ptr)
-    slot_nodes = np.repeat(leaves, sizes)
-    slot = np.empty(len(slot_nodes))
-    backoff.log_probs(stats.parts, parent, slot_nodes, flat.leaf_classes, weight, 0.0,
-                      n_classes, cap, slot)
-    width = min(TABLE_WIDTH, n_classes)
+    # enough candidates that TABLE_WIDTH remain once the leaf's own classes are dropped
+    width = min(TABLE_WIDTH + int(sizes.max()), n_classes)
     labels = np.full((len(leaves), width), -1, dtype=np.int64)
     logp = np.full((len(leaves), width), -np.inf)
     candidates = backoff.node_top_labels(stats.parts, len(parent), width)
     backoff.top_tables(stats.parts, parent, leaves, candidates, weight, 0.0, n_classes, cap,
                        labels, logp)
-    in_leaf = np.zeros(labels.shape, dtype=np.bool_)
+    table = np.full((len(leaves), TABLE_WIDTH), -1, dtype=np.int64)
+    prob = np.zeros((len(leaves), TABLE_WIDTH))
     for j in range(len(leaves)):
         own = flat.leaf_classes[flat.leaf_ptr[j]:flat.leaf_ptr[j + 1]]
-        in_leaf[j] = np.isin(labels[j], own)
+        keep = (labels[j] >= 0) & ~np.isin(labels[j], own)
+        got = labels[j][keep][:TABLE_WIDTH]
+        table[j, :len(got)] = got
+        if mass[j] > 0:
+            prob[j, :len(got)] = weight * np.exp(logp[j][keep][:TABLE_WIDTH]) / mass[j]
     return LeafSmoothing(stats, parent, float(weight), float(floor), int(n_classes), cap,
-                         np.exp(slot), labels, np.exp(logp), in_leaf)
-
+                         mass, table, prob)

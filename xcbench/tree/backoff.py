@@ -19,9 +19,8 @@ interpolation alone gives a label unseen on the whole path about lam^depth / K, 
 than it deserves; with ``lam = 0`` and a small floor the leaf's ranking is unchanged.
 
 A tree whose leaves hold a model of their own (the softmax tree's leaf softmax over a few
-classes) puts that model's probability one level below the leaf: p(y | x) = (1 - lam)
-p_model(y | x) + lam p_leaf(y), then the floor (``first_prob`` of ``mixed_log_probs`` and
-``choose_weights``).
+classes) uses the smoothed leaf distribution for the classes its model leaves out
+(``xcbench_st.smoothing``); ``choose_on_grid`` picks the weights for any such use.
 
 Counts come from ``xcbench.tree.label_stats`` (only the (node, label) pairs seen), so the
 cost per (row, label) is one count lookup per node on the path, and nothing of size K x D
@@ -48,7 +47,6 @@ FLOOR_GRID = (0.0, 0.001, 0.01, 0.1)
 #: the data is too small to keep any out.
 SMOOTHING_ROWS = 10_000
 FALLBACK_WEIGHT, FALLBACK_FLOOR = 0.3, 0.01
-_NO_FIRST = np.zeros(0)
 
 
 @_jit
@@ -78,26 +76,14 @@ def _prob_on_path(parts, buf, m, label, lam, n_classes):
 
 
 @_jit
-def mixed_log_probs(parts, parent, nodes, labels, first_prob, lam, floor, n_classes,
-                    depth_cap, out):
-    """out[i] = log p(labels[i]) at leaf ``nodes[i]``, below which sits a model that gave
-    the label ``first_prob[i]`` (mixed in at 1 - lam; an empty ``first_prob``: none, the
-    leaf's smoothed frequency itself). -inf when zero: only with lam = floor = 0."""
-    buf = np.empty(depth_cap, dtype=np.int64)
-    below = first_prob.shape[0] > 0
-    for i in range(nodes.shape[0]):
-        m = _path(parent, nodes[i], buf)
-        p = _prob_on_path(parts, buf, m, labels[i], lam, n_classes)
-        if below:
-            p = (1.0 - lam) * first_prob[i] + lam * p
-        p = (1.0 - floor) * p + floor / n_classes
-        out[i] = np.log(p) if p > 0 else -np.inf
-
-
 def log_probs(parts, parent, nodes, labels, lam, floor, n_classes, depth_cap, out):
     """out[i] = log p_{nodes[i]}(labels[i]) (-inf when zero: only with lam = floor = 0)."""
-    mixed_log_probs(parts, parent, nodes, labels, _NO_FIRST, lam, floor, n_classes,
-                    depth_cap, out)
+    buf = np.empty(depth_cap, dtype=np.int64)
+    for i in range(nodes.shape[0]):
+        m = _path(parent, nodes[i], buf)
+        p = (1.0 - floor) * _prob_on_path(parts, buf, m, labels[i], lam, n_classes) \
+            + floor / n_classes
+        out[i] = np.log(p) if p > 0 else -np.inf
 
 
 @_jit
@@ -163,24 +149,33 @@ def max_path_length(parent):
     return longest
 
 
-def choose_weights(parts, parent, nodes, labels, n_classes: int, depth_cap: int,
-                   weights=WEIGHT_GRID, floors=FLOOR_GRID,
-                   first_prob=None) -> tuple[float, float, dict]:
-    """(parent weight, floor, {"weight/floor": mean log-likelihood}): the pair of the grids
-    with the highest mean held-out log-likelihood of ``labels`` at the leaves ``nodes`` the
-    held-out rows reach, below which a leaf model gave them ``first_prob`` if given
-    (``mixed_log_probs``; ties: the smaller weight, then the smaller floor)."""
-    nodes = np.asarray(nodes, dtype=np.int64)
-    labels = np.asarray(labels, dtype=np.int64)
-    first = _NO_FIRST if first_prob is None else np.asarray(first_prob, dtype=np.float64)
-    scores, out = {}, np.empty(len(nodes))
+def choose_on_grid(probs_at, n_classes: int, weights=WEIGHT_GRID,
+                   floors=FLOOR_GRID) -> tuple[float, float, dict]:
+    """(weight, floor, {"weight/floor": mean log-likelihood}): the pair of the grids with
+    the highest mean log-likelihood of held-out rows, ``probs_at(weight)`` giving their
+    labels' probabilities before the floor (ties: the smaller weight, then the smaller
+    floor)."""
+    scores = {}
     for lam in weights:
-        mixed_log_probs(parts, parent, nodes, labels, first, float(lam), 0.0, int(n_classes),
-                        depth_cap, out)
-        p = np.exp(out)
+        p = np.asarray(probs_at(float(lam)), dtype=np.float64)
         for floor in floors:
             with np.errstate(divide="ignore"):
                 mean = float(np.mean(np.log((1 - floor) * p + floor / n_classes)))
-            scores[(float(lam), float(floor))] = mean if len(nodes) else float("nan")
+            scores[(float(lam), float(floor))] = mean if len(p) else float("nan")
     lam, floor = max(scores, key=lambda wf: (scores[wf], -wf[0], -wf[1]))
     return lam, floor, {f"{w:g}/{f:g}": v for (w, f), v in scores.items()}
+
+
+def choose_weights(parts, parent, nodes, labels, n_classes: int, depth_cap: int,
+                   weights=WEIGHT_GRID, floors=FLOOR_GRID) -> tuple[float, float, dict]:
+    """``choose_on_grid`` for the smoothed frequencies at the leaves ``nodes`` the held-out
+    rows (labels ``labels``) reach."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    out = np.empty(len(nodes))
+
+    def probs_at(lam):
+        log_probs(parts, parent, nodes, labels, lam, 0.0, int(n_classes), depth_cap, out)
+        return np.exp(out)
+
+    return choose_on_grid(probs_at, n_classes, weights, floors)
