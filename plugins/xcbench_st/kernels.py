@@ -85,6 +85,19 @@ def _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, i
 
 
 @numba.njit(cache=True, nogil=True)
+def _leaf_scores(i, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, lw_ptr, lw_idx,
+                 lw_val, leaf_b, Xd, indptr, indices, data, dense, buf):
+    """Descend example i to its leaf and fill buf with the leaf's log-softmax; return (the
+    leaf's row in the leaf table, its number of classes, decisions taken)."""
+    node, steps = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr,
+                           indices, data, i, dense)
+    j = row[node]
+    m = _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
+                          data, i, dense, buf)
+    return j, m, steps
+
+
+@numba.njit(cache=True, nogil=True)
 def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, leaf_classes,
                  lw_ptr, lw_idx, lw_val, leaf_b, max_leaf, Xd, indptr, indices, data, dense, n,
                  out_l, out_s):
@@ -94,12 +107,10 @@ def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, 
     evaluated = 0
     scored = 0
     for i in range(n):
-        node, steps = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr,
-                               indices, data, i, dense)
+        j, m, steps = _leaf_scores(i, left, right, row, dw_ptr, dw_idx, dw_val, dec_b,
+                                   leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr,
+                                   indices, data, dense, buf)
         evaluated += steps
-        j = row[node]
-        m = _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
-                              data, i, dense, buf)
         scored += m
         for t in range(min(kk, m)):  # kk is small: repeated arg-max beats a heap here
             best = 0
@@ -126,12 +137,10 @@ def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, l
     evaluated = 0
     scored = 0
     for i in range(n):
-        node, steps = _descend(0, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, Xd, indptr,
-                               indices, data, i, dense)
+        j, m, steps = _leaf_scores(i, left, right, row, dw_ptr, dw_idx, dw_val, dec_b,
+                                   leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr,
+                                   indices, data, dense, buf)
         evaluated += steps
-        j = row[node]
-        m = _leaf_log_softmax(j, leaf_ptr, lw_ptr, lw_idx, lw_val, leaf_b, Xd, indptr, indices,
-                              data, i, dense, buf)
         scored += m
         size = 0
         for c in range(m):
