@@ -125,7 +125,8 @@ def outside_masses(flat, stats, parent, weight, n_classes, cap) -> np.ndarray:
     inside = np.empty(len(flat.leaf_classes))
     backoff.log_probs(stats.parts, parent, np.repeat(leaves, sizes), flat.leaf_classes,
                       weight, 0.0, n_classes, cap, inside)
-    sums = np.add.reduceat(np.exp(inside), flat.leaf_ptr[:-1]) if len(inside) else 0.0
+    sums = np.bincount(np.repeat(np.arange(len(leaves)), sizes), weights=np.exp(inside),
+                       minlength=len(leaves))
     return np.maximum(1.0 - sums, 0.0)
 
 
