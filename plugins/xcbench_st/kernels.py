@@ -143,10 +143,15 @@ def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, l
         evaluated += steps
         scored += m
         size = 0
-        for c in range(m):
-            p = (1.0 - weight) * np.exp(buf[c])
+        for t in range(min(kk, m)):  # the leaf's kk best classes: only they can be in the top
+            best = 0
+            for c in range(1, m):
+                if buf[c] > buf[best]:
+                    best = c
+            p = (1.0 - weight) * np.exp(buf[best])
             if p > 0:
-                size = heap_push(best_p, best_l, size, kk, p, leaf_classes[leaf_ptr[j] + c])
+                size = heap_push(best_p, best_l, size, kk, p, leaf_classes[leaf_ptr[j] + best])
+            buf[best] = -np.inf
         for t in range(tab_labels.shape[1]):
             if tab_labels[j, t] < 0:
                 break
