@@ -97,6 +97,19 @@ def _leaf_scores(i, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, l
     return j, m, steps
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pop_best(buf, m):
+    """(index, value) of the largest of buf[:m], whose entry becomes -inf (so repeated
+    calls give the top entries in order)."""
+    best = 0
+    for c in range(1, m):
+        if buf[c] > buf[best]:
+            best = c
+    value = buf[best]
+    buf[best] = -np.inf
+    return best, value
+
+
 @numba.njit(cache=True, nogil=True)
 def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, leaf_classes,
                  lw_ptr, lw_idx, lw_val, leaf_b, max_leaf, Xd, indptr, indices, data, dense, n,
@@ -113,13 +126,8 @@ def predict_topk(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, leaf_ptr, 
         evaluated += steps
         scored += m
         for t in range(min(kk, m)):  # kk is small: repeated arg-max beats a heap here
-            best = 0
-            for c in range(1, m):
-                if buf[c] > buf[best]:
-                    best = c
+            best, out_s[i, t] = _pop_best(buf, m)
             out_l[i, t] = leaf_classes[leaf_ptr[j] + best]
-            out_s[i, t] = buf[best]
-            buf[best] = -np.inf
     return evaluated, scored
 
 
@@ -144,14 +152,10 @@ def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, l
         scored += m
         size = 0
         for t in range(min(kk, m)):  # the leaf's kk best classes: only they can be in the top
-            best = 0
-            for c in range(1, m):
-                if buf[c] > buf[best]:
-                    best = c
-            p = (1.0 - weight) * np.exp(buf[best])
+            best, score = _pop_best(buf, m)
+            p = (1.0 - weight) * np.exp(score)
             if p > 0:
                 size = heap_push(best_p, best_l, size, kk, p, leaf_classes[leaf_ptr[j] + best])
-            buf[best] = -np.inf
         for t in range(tab_labels.shape[1]):
             if tab_labels[j, t] < 0:
                 break
