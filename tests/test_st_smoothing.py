@@ -157,3 +157,44 @@ def test_kept_out_rows_rule():
     assert kept_out_rows(19, 10) is None and kept_out_rows(1000, 0) is None
     np.testing.assert_array_equal(kept_out_rows(35, 10), [9, 19, 29])
     assert len(kept_out_rows(10 ** 6, 10_000)) == 10_000
+
+
+def test_deleted_back_off_equals_counting_without_the_row():
+    from xcbench_st import kernels as st_kernels
+    from xcbench_st import smoothing as sm
+    X, y = problem(n=300, seed=4)
+    model = SoftmaxTree(**SMALL_ST, smoothing=0.0, smoothing_floor=0.0).fit(X, y, K)
+    flat, w = model.flat_, 0.3
+    parent = sm.flat_parents(flat)
+    cap = int(backoff.max_path_length(parent))
+    stats = sm.count_paths(flat, sorted_kernel_input(X), y, len(parent))
+    rows = np.array([0, 7, 123])
+    nodes = leaf_nodes(flat, sorted_kernel_input(X[rows]))
+    own, outside = np.empty(3), np.empty(3)
+    st_kernels.deleted_backoff(stats.parts, parent, nodes, y[rows], flat.leaf_ptr,
+                               flat.leaf_classes, flat.row[nodes], w, K, cap, own, outside)
+    for t, i in enumerate(rows):
+        rest = np.setdiff1d(np.arange(len(y)), [i])
+        without = sm.count_paths(flat, sorted_kernel_input(X[rest]), y[rest], len(parent))
+        logp = np.empty(1)
+        backoff.log_probs(without.parts, parent, nodes[t:t + 1], y[i:i + 1], w, 0.0, K, cap,
+                          logp)
+        np.testing.assert_allclose(own[t], np.exp(logp[0]), rtol=1e-12)
+        mass = sm.outside_masses(flat, without, parent, w, K, cap)[flat.row[nodes[t]]]
+        np.testing.assert_allclose(outside[t], mass, rtol=1e-9, atol=1e-12)
+
+
+def test_large_data_fits_once_on_every_row_and_chooses_in_sample(monkeypatch):
+    """Above the refit share (500,000 rows; here forced) the tree is the paper's, fitted
+    once on every row, and the weights are chosen on the sampled training rows."""
+    from xcbench_st import smoothing as sm
+    monkeypatch.setattr(sm, "REFIT_SHARE", 1.0)  # no share of kept-out rows is "large"
+    X, y = problem(n=800, seed=5)
+    model = SoftmaxTree(**SMALL_ST).fit(X, y, K)
+    paper = SoftmaxTree(**SMALL_ST, smoothing=0.0, smoothing_floor=0.0).fit(X, y, K)
+    np.testing.assert_array_equal(model.predict_topk(X, 1)[0], paper.predict_topk(X, 1)[0])
+    assert "smoothing_choice_fit" not in model.fit_seconds_
+    assert len(model.stats()["smoothing_scores"]) == (len(backoff.WEIGHT_GRID)
+                                                      * len(backoff.FLOOR_GRID))
+    if model.smoother_ is not None:
+        assert model.smoother_.stats.totals()[0] == len(y)

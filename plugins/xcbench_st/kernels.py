@@ -169,6 +169,43 @@ def predict_topk_smoothed(kk, left, right, row, dw_ptr, dw_idx, dw_val, dec_b, l
 
 
 @numba.njit(cache=True, nogil=True)
+def _deleted_prob(parts, path, m, label, own, lam, n_classes):
+    """Back-off probability of ``label`` at ``path[0]`` (path leaf first, root last) with one
+    count of label ``own`` removed at every node of the path."""
+    node_f = parts[4]
+    p = 1.0 / n_classes
+    for q in range(m - 1, -1, -1):
+        j = path[q]
+        n = node_f[j, 0] - 1.0
+        if n > 0:
+            c = ls.count(parts, j, label) - (1.0 if label == own else 0.0)
+            p = (1.0 - lam) * c / n + lam * p
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def deleted_backoff(parts, parent, nodes, labels, leaf_ptr, leaf_classes, leaf_row, lam,
+                    n_classes, cap, out_label, out_outside):
+    """For training row i at leaf ``nodes[i]`` (its row ``leaf_row[i]`` in the leaf table),
+    counted along its path: the back-off probability of its own label and the back-off
+    mass outside its leaf's classes, both with the row's own count deleted."""
+    path = np.empty(cap, dtype=np.int64)
+    for i in range(nodes.shape[0]):
+        m = 0
+        j = nodes[i]
+        while j >= 0:
+            path[m] = j
+            m += 1
+            j = parent[j]
+        out_label[i] = _deleted_prob(parts, path, m, labels[i], labels[i], lam, n_classes)
+        inside = 0.0
+        r = leaf_row[i]
+        for t in range(leaf_ptr[r], leaf_ptr[r + 1]):
+            inside += _deleted_prob(parts, path, m, leaf_classes[t], labels[i], lam, n_classes)
+        out_outside[i] = max(1.0 - inside, 0.0)
+
+
+@numba.njit(cache=True, nogil=True)
 def count_paths(parts, y, start, depth_cap, left, right, row, dw_ptr, dw_idx, dw_val, dec_b,
                 Xd, indptr, indices, data, dense):
     """Count y_i at every node example i visits (``xcbench.tree.label_stats``), from example

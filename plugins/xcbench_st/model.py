@@ -19,7 +19,7 @@ from .memory import fit_memory
 from .alpha_search import choose_alpha, search_memory
 from .defaults import DataShape, resolve_solver, resolve_st
 from .prune import prune
-from .smoothing import build, choose, held_out_split, refit_after_choice, smoothing_memory
+from .smoothing import build, choice_rows, choose, choose_in_sample, smoothing_memory
 from .tao import LOSSES, TAOProblem, objective, tao_pass
 
 # parameters st and ast share (scikit-learn's constraint machinery checks them up front)
@@ -127,23 +127,31 @@ class TreeInference:
 
     def _fit_smoothed(self, X, y, fit_tree):
         """Fit the tree (``fit_tree(X, y)`` fits ``flat_`` and returns its TAOProblem) and its
-        back-off (smoothing.py): an ``"auto"`` weight is chosen on rows kept out of the fit;
-        on data where those are more than 2% of the rows the tree is then fitted again on
-        every row (same random state), and the chosen weights are kept."""
-        X_fit, y_fit, X_held, y_held = held_out_split(X, y, self.smoothing,
-                                                      self.smoothing_floor)
-        clock = time.perf_counter()
-        prob = fit_tree(X_fit, y_fit)
-        held = None if X_held is None else kernel_input(X_held)
-        weight, floor, self.smoothing_scores_ = choose(
-            self.flat_, prob.Xk, prob.y, held, y_held, self.n_classes_, self.smoothing,
-            self.smoothing_floor)
-        if X_held is not None and refit_after_choice(len(y_held), len(y)):
+        back-off (smoothing.py). ``"auto"`` weights are chosen on every tenth row: below
+        500,000 rows those are kept out of a first fit and the tree is fitted again on every
+        row (same random state); above, the tree is fitted once on every row and the rows
+        are scored with their own counts deleted."""
+        rows, kept_out = choice_rows(len(y), self.smoothing, self.smoothing_floor)
+        stats = None
+        if kept_out:
+            clock = time.perf_counter()
+            keep = np.setdiff1d(np.arange(len(y)), rows)
+            prob = fit_tree(X[keep], y[keep])
+            weight, floor, self.smoothing_scores_ = choose(
+                self.flat_, prob.Xk, prob.y, kernel_input(X[rows]), y[rows], self.n_classes_,
+                self.smoothing, self.smoothing_floor)
             chosen_on = time.perf_counter() - clock
             prob = fit_tree(X, y)
             prob.seconds["smoothing_choice_fit"] = chosen_on
+        else:
+            prob = fit_tree(X, y)
+            sample = None if rows is None else kernel_input(X[rows])
+            weight, floor, self.smoothing_scores_, stats = choose_in_sample(
+                self.flat_, prob.Xk, prob.y, sample, None if rows is None else y[rows],
+                self.n_classes_, self.smoothing, self.smoothing_floor)
         clock = time.perf_counter()
-        self.smoother_ = build(self.flat_, prob.Xk, prob.y, self.n_classes_, weight, floor)
+        self.smoother_ = build(self.flat_, prob.Xk, prob.y, self.n_classes_, weight, floor,
+                               stats)
         self.smoothing_, self.smoothing_floor_ = float(weight), float(floor)
         for name, value in (("smoothing", weight), ("smoothing_floor", floor)):
             if getattr(self, name) == "auto":

@@ -17,8 +17,10 @@ same weight ``w``, uniform above the root), then a uniform share ``floor``:
 of the paper's model changes only where an outside class outranks them all). ``w`` is
 ``smoothing``, ``floor`` ``smoothing_floor``; both 0 is the paper's model. ``"auto"``
 chooses both from ``backoff.WEIGHT_GRID`` x ``backoff.FLOOR_GRID`` by the log-likelihood of
-rows kept out of training for it (every tenth row, at most ``backoff.SMOOTHING_ROWS``:
-``kept_out_rows``).
+every tenth training row, at most ``backoff.SMOOTHING_ROWS`` (``choice_rows``): below
+500,000 rows they are kept out of a first fit and the tree is then fitted again on every
+row; above, the tree is fitted once on every row and they are scored with their own counts
+deleted from the back-off (``choose_in_sample``).
 
 Top-k ranks by the same probabilities. Candidates: the leaf's classes and the
 ``TABLE_WIDTH`` outside classes of highest back-off probability at the leaf (a table per
@@ -42,29 +44,34 @@ TABLE_WIDTH = 10  # labels per leaf ranked by their back-off probability alone
 REFIT_SHARE = 0.02  # kept-out share of the rows above which the tree is fitted again
 
 
-def held_out_split(X, y, smoothing, smoothing_floor):
-    """(X_fit, y_fit, X_held, y_held): the rows to choose an ``"auto"`` smoothing on kept
-    out of training (``X_held`` None when neither is ``"auto"`` or the data is too small)."""
-    held = (kept_out_rows(X.shape[0], backoff.SMOOTHING_ROWS)
-            if "auto" in (smoothing, smoothing_floor) else None)
-    if held is None:
-        return X, y, None, None
-    keep = np.setdiff1d(np.arange(X.shape[0]), held)
-    return X[keep], y[keep], X[held], y[held]
+def choice_rows(n_rows: int, smoothing, smoothing_floor):
+    """(rows, kept_out): every tenth row, at most ``backoff.SMOOTHING_ROWS``, to choose an
+    ``"auto"`` smoothing on (None when neither is ``"auto"`` or the data is too small), and
+    whether they are kept out of a first fit (``refit_after_choice``) or scored in-sample
+    with their own counts deleted (``choose_in_sample``)."""
+    if "auto" not in (smoothing, smoothing_floor):
+        return None, False
+    rows = kept_out_rows(n_rows, backoff.SMOOTHING_ROWS)
+    return rows, rows is not None and refit_after_choice(len(rows), n_rows)
 
 
 def refit_after_choice(n_held: int, n_rows: int) -> bool:
-    """Whether the tree is fitted again on every row once the smoothing is chosen: when the
-    rows kept out are more than ``REFIT_SHARE`` of the data (below 500,000 rows), whose
-    loss cost top-1 accuracy (letter, 10% kept out: 1.3 points on each of seeds 0-2)."""
+    """Whether the rows to choose on are kept out of a first fit, the tree then fitted
+    again on every row: when they are more than ``REFIT_SHARE`` of the data (below 500,000
+    rows). Fitting on 90% of letter cost 1.3 points of top-1 on each of seeds 0-2, so the
+    tree must see every row; on larger data the second fit is what costs, and the rows are
+    scored in-sample instead (``choose_in_sample``): keeping 1% out of st's one-pass fit at
+    K = 1e5 had cost 2 points of top-1."""
     return n_held > REFIT_SHARE * n_rows
 
 
 def smoothing_memory(n_samples: int, n_features: int, nnz: int, depth: int,
                      dense: bool) -> int:
-    """Bytes the smoothing adds to a fit: the kept-in rows' copy of X (at most the whole
-    of it) and the path counts (``pairs_allowance`` pairs, twice while the table grows)."""
-    copy = 8 * int(n_samples) * int(n_features) if dense else 12 * int(nnz) + 8 * n_samples
+    """Bytes the smoothing adds to a fit: the kept-in rows' copy of X where rows are kept
+    out (at most the whole of it) and the path counts (``pairs_allowance`` pairs, twice while the table grows)."""
+    rows, kept_out = choice_rows(int(n_samples), "auto", "auto")
+    copy = 0 if not kept_out else (
+        8 * int(n_samples) * int(n_features) if dense else 12 * int(nnz) + 8 * n_samples)
     counts = 2 * pairs_allowance(n_samples, int(depth) + 1) * entry_bytes(0)
     return int(copy + counts)
 
@@ -187,14 +194,44 @@ def choose(flat, Xk_fit, y_fit, Xk_held, y_held, n_classes: int, smoothing,
     return backoff.choose_on_grid(probs_at, n_classes, weights, floors)
 
 
-def build(flat, Xk, y, n_classes: int, weight: float, floor: float) -> LeafSmoothing | None:
+def choose_in_sample(flat, Xk, y, Xk_rows, y_rows, n_classes: int, smoothing,
+                     smoothing_floor) -> tuple[float, float, dict, LabelStats | None]:
+    """``choose`` for a tree fitted on every row: the rows to choose on (``Xk_rows``,
+    labels ``y_rows``) are training rows, scored with their own counts deleted from the
+    back-off at every node of their path (deleted interpolation; the leaf softmax is
+    in-sample). Also returns the counts of all rows (None when nothing was chosen)."""
+    weights, floors = grids(smoothing, smoothing_floor)
+    if len(weights) * len(floors) == 1 or Xk_rows is None:
+        return (*choose(flat, None, None, None, None, n_classes, smoothing, smoothing_floor),
+                None)
+    parent = flat_parents(flat)
+    stats = count_paths(flat, Xk, y, len(parent))
+    cap = int(backoff.max_path_length(parent))
+    log_soft = kernels.log_proba(y_rows, *flat.routing, *flat.leaf_arrays, *Xk_rows)
+    inside = np.isfinite(log_soft)
+    nodes = leaf_nodes(flat, Xk_rows)
+    own, outside = np.empty(len(y_rows)), np.empty(len(y_rows))
+
+    def probs_at(weight):
+        kernels.deleted_backoff(stats.parts, parent, nodes, y_rows, flat.leaf_ptr,
+                                flat.leaf_classes, flat.row[nodes], weight, n_classes, cap,
+                                own, outside)
+        share = np.divide(weight * own, outside, out=np.zeros(len(y_rows)),
+                          where=outside > 0)
+        return np.where(inside, (1 - weight) * np.exp(log_soft), share)
+
+    return (*backoff.choose_on_grid(probs_at, n_classes, weights, floors), stats)
+
+
+def build(flat, Xk, y, n_classes: int, weight: float, floor: float,
+          stats: LabelStats | None = None) -> LeafSmoothing | None:
     """The back-off of ``flat`` with the rows of ``Xk`` (labels ``y``) counted along their
-    paths, or None for the paper's model (both 0)."""
+    paths (``stats`` if already counted), or None for the paper's model (both 0)."""
     if weight == 0 and floor == 0:
         return None
     parent = flat_parents(flat)
-    return _tables(flat, count_paths(flat, Xk, y, len(parent)), parent, weight, floor,
-                   n_classes)
+    stats = count_paths(flat, Xk, y, len(parent)) if stats is None else stats
+    return _tables(flat, stats, parent, weight, floor, n_classes)
 
 
 def _tables(flat, stats, parent, weight, floor, n_classes) -> LeafSmoothing:
