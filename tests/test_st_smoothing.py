@@ -151,6 +151,11 @@ def test_memory_estimate_counts_the_smoothing():
     on, off = SoftmaxTree(), SoftmaxTree(smoothing=0, smoothing_floor=0)
     args = (100_000, 50, 5_000_000, 1_000)
     assert on.estimate_memory(*args) > off.estimate_memory(*args) + 8 * 100_000 * 50 * 0.9
+    # weights given outright: no rows kept out, so no copy of X, only the path counts
+    given = SoftmaxTree(smoothing=0.3, smoothing_floor=0.01)
+    copy = 8 * 100_000 * 50
+    assert given.estimate_memory(*args) == on.estimate_memory(*args) - copy
+    assert given.estimate_memory(*args) > off.estimate_memory(*args)
 
 
 def test_kept_out_rows_rule():

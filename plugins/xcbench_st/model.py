@@ -118,7 +118,8 @@ class TreeInference:
         smoothing's (``smoothing_memory``) unless it is off."""
         dense = nnz >= n_samples * n_features
         smoothed = self.smoothing != 0 or self.smoothing_floor != 0
-        return (smoothing_memory(n_samples, n_features, nnz, depth, dense)
+        return (smoothing_memory(n_samples, n_features, nnz, depth, dense, self.smoothing,
+                                 self.smoothing_floor)
                 if smoothed else 0) + fit_memory(n_samples, n_features, nnz, n_classes, k=k, depth=depth,
                           leaf_solver=resolve_solver(self.leaf_solver, not dense),
                           decision_solver=resolve_solver(self.decision_solver, not dense),

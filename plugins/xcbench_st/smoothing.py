@@ -66,10 +66,11 @@ def refit_after_choice(n_held: int, n_rows: int) -> bool:
 
 
 def smoothing_memory(n_samples: int, n_features: int, nnz: int, depth: int,
-                     dense: bool) -> int:
+                     dense: bool, smoothing="auto", smoothing_floor="auto") -> int:
     """Bytes the smoothing adds to a fit: the kept-in rows' copy of X where rows are kept
-    out (at most the whole of it) and the path counts (``pairs_allowance`` pairs, twice while the table grows)."""
-    rows, kept_out = choice_rows(int(n_samples), "auto", "auto")
+    out for an ``"auto"`` choice (at most the whole of it) and the path counts
+    (``pairs_allowance`` pairs, twice while the table grows)."""
+    rows, kept_out = choice_rows(int(n_samples), smoothing, smoothing_floor)
     copy = 0 if not kept_out else (
         8 * int(n_samples) * int(n_features) if dense else 12 * int(nnz) + 8 * n_samples)
     counts = 2 * pairs_allowance(n_samples, int(depth) + 1) * entry_bytes(0)
