@@ -41,8 +41,11 @@ def test_no_probe_when_c_is_given_data_is_small_labels_skewed_or_nodes_sgd(case)
     assert model.C_probe_ == {}
     if case == "given":
         assert "C" not in model.resolved_params_
-    else:  # the rule's constant: 3 for skewed labels, else 30
-        assert model.resolved_params_["C"] == (3.0 if case == "skewed" else 30.0)
+    elif case == "skewed":  # the rule's scale-free strength: C * mean ||x||^2 = 3
+        sq_norm = float(np.einsum("ij,ij->", X, X)) / X.shape[0]
+        assert model.resolved_params_["C"] == pytest.approx(min(3 / sq_norm, 300000.0))
+    else:  # the rule's constant
+        assert model.resolved_params_["C"] == 30.0
 
 
 def test_dense_classes_clustered_unevenly_get_the_unbalanced_tree():

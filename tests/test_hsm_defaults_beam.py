@@ -50,11 +50,26 @@ def test_pruning_grows_only_as_far_as_memory_needs():
 
 
 def test_skewed_labels_get_a_smaller_C():
-    # ptb-sparse's labels: 0.705; aloi27d's 0.901 (C = 1 there: 86.5% vs 63.4% at 30)
-    assert _rules(10**5, 3 * 10**4, 3 * 10**5, 10**4, entropy=0.705)["C"] == 3.0
+    # ptb-sparse's labels: 0.705, ||x||^2 = 3; aloi27d's 0.901 (C = 1 there: 86.5% vs
+    # 63.4% at 30)
+    ptb_sparse = _rules(10**5, 3 * 10**4, 3 * 10**5, 10**4, entropy=0.705, sq_norm=3.0)
+    assert ptb_sparse["C"] == 1.0
     assert _rules(45000, 27, 27 * 45000, 1000, entropy=0.901)["C"] == 30.0
     zipf = np.random.default_rng(0).zipf(1.5, size=20000).clip(max=1000) - 1
     assert label_entropy(zipf, 1000) < 0.8 < label_entropy(np.arange(20000) % 1000, 1000)
+
+
+def test_skewed_C_follows_the_feature_scale():
+    """Features scaled by s need C scaled by 1 / s^2: C * mean ||x||^2 stays 3 (ptb's dense
+    context vectors, ||x||^2 = 79.4: C = 0.038), within the probe's ladder; 3 when the
+    norm is unknown (sizes only)."""
+    def skewed_C(sq_norm):
+        return _rules(572902, 150, 150 * 572902, 10**4, sparse=False, entropy=0.7,
+                      sq_norm=sq_norm)["C"]
+    assert skewed_C(79.4) == pytest.approx(3 / 79.4)
+    assert skewed_C(4 * 79.4) == pytest.approx(skewed_C(79.4) / 4)
+    assert skewed_C(1e-9) == 300000.0 and skewed_C(1e9) == 0.003
+    assert skewed_C(None) == 3.0
 
 
 def test_sgd_gets_the_huffman_tree_and_a_hashed_table_when_big():

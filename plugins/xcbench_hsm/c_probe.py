@@ -12,7 +12,8 @@ training rows (``xcbench.contract.holdout``: the whole model, every other settin
 resolved, fitted on a sample of the classes at each C of a walk along ``LADDER`` from the
 rule's constant, which is kept unless clearly beaten). Skewed labels (next-word data) are
 not probed: a class sample of Zipf-distributed data is mostly rare classes, unlike the
-data, and the constant there (3) was measured on the data itself.
+data; their C is the rule's 3 / mean ||x||^2 (``defaults.resolve``), measured on the PTB
+sets themselves.
 
 On dense rows the tree's shape matters as much as C: the rule's balanced spherical k-means
 tree (Parabel's and napkinXC's, made for sparse rows) lost 8.8 points of top-1 error to an

@@ -19,7 +19,10 @@ from .memory import DIRECT_LIMIT_BYTES, fit_peak_bytes
 AUTO = "auto"
 WIDE_LEAF = 100  # classes under one last node of the k-means tree (napkinXC's max_leaves)
 DENSE_LEAF = 10  # ... on dense rows with K > WIDE_LEAF (aloi27d: 61.0% vs 63.4% at 100)
-C_FLAT_LABELS, C_SKEWED_LABELS = 30.0, 3.0  # LIBLINEAR strength, by label skew (see below)
+C_FLAT_LABELS = 30.0  # LIBLINEAR strength for about equally frequent labels (see below)
+# skewed labels: C * mean ||x||^2 (the scale-free strength) held at 3, ptb-sparse's best
+# (C = 1 at ||x||^2 = 3); 3 itself when the norm is unknown; clipped to the probe's ladder
+C_SKEWED_STRENGTH, C_SKEWED_LABELS, C_RANGE = 3.0, 3.0, (0.003, 300000.0)
 PRUNE_STEPS = (0.0, 0.01, 0.03, 0.1)  # candidate weight thresholds of the exact store
 # the pruning rule keeps the fit estimate under this; the estimate of the exact store has a
 # 2x margin (``memory.pruned_share``), so 8 GiB estimated is about 4 GiB measured
@@ -67,11 +70,15 @@ def resolve(params: dict, shape: DataShape) -> dict:
     - ``prune``: 0 unless ``bits="csr"``; then the smallest of 0 / 0.01 / 0.03 / 0.1 whose
       fit estimate stays under 8 GiB (about 4 GiB measured: the estimate
       has a 2x margin).
-    - ``C``: 30 when the labels are about equally frequent (entropy / log K >= 0.8), 3 when
+    - ``C``: 30 when the labels are about equally frequent (entropy / log K >= 0.8). When
       they are skewed (next-word data: no class is separable, a less confident model is
-      better calibrated). With LIBLINEAR nodes and equally frequent labels, ``fit`` then
-      replaces 30 by the candidate that is clearly best on held-out training rows
-      (``c_probe``); this function, a pure rule of the shape, gives the constant.
+      better calibrated), 3 / mean ||x||^2: features scaled by s need C scaled by 1 / s^2
+      for the same model, and C * ||x||^2 = 3 was the best perplexity on ptb-sparse (C = 1
+      at ||x||^2 = 3) and within the flat best of ptb's dense context vectors (||x||^2 =
+      79: C = 0.038); 3 when the norm is unknown. With LIBLINEAR
+      nodes and equally frequent labels, ``fit`` then replaces 30 by the candidate that is
+      clearly best on held-out training rows (``c_probe``); this function, a pure rule of
+      the shape, gives the constant.
     - ``lr`` (SGD only): 0.2 on sparse rows, 0.16 / mean ||x||^2 (at most 0.2) on dense ones.
     """
     out = {}
@@ -92,13 +99,21 @@ def resolve(params: dict, shape: DataShape) -> dict:
     if params.get("prune") == AUTO:
         out["prune"] = _prune_rule(params, shape, tree, solver, max_leaf, bits)
     if params.get("C") == AUTO:
-        out["C"] = C_SKEWED_LABELS if skewed_labels(shape.label_entropy) else C_FLAT_LABELS
+        out["C"] = _skewed_C(shape) if skewed_labels(shape.label_entropy) else C_FLAT_LABELS
     if params.get("lr") == AUTO:
         if shape.sparse or not shape.mean_sq_norm:
             out["lr"] = LR_SPARSE
         else:
             out["lr"] = min(LR_SPARSE, LR_STEP / shape.mean_sq_norm)
     return out
+
+
+def _skewed_C(shape: DataShape) -> float:
+    """C for skewed labels: the strength C * mean ||x||^2 held at ``C_SKEWED_STRENGTH``."""
+    if not shape.mean_sq_norm:
+        return C_SKEWED_LABELS
+    low, high = C_RANGE
+    return float(min(high, max(low, C_SKEWED_STRENGTH / shape.mean_sq_norm)))
 
 
 def _leaf_rule(shape: DataShape) -> int:
