@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from xcbench.contract.data_shape import DataSizes, label_entropy, skewed_labels, stored_values
 
+from .c_probe import LADDER
 from .memory import DIRECT_LIMIT_BYTES, fit_peak_bytes
 
 AUTO = "auto"
@@ -22,7 +23,8 @@ DENSE_LEAF = 10  # ... on dense rows with K > WIDE_LEAF (aloi27d: 61.0% vs 63.4%
 C_FLAT_LABELS = 30.0  # LIBLINEAR strength for about equally frequent labels (see below)
 # skewed labels: C * mean ||x||^2 (the scale-free strength) held at 3, ptb-sparse's best
 # (C = 1 at ||x||^2 = 3); 3 itself when the norm is unknown; clipped to the probe's ladder
-C_SKEWED_STRENGTH, C_SKEWED_LABELS, C_RANGE = 3.0, 3.0, (0.003, 300000.0)
+C_SKEWED_STRENGTH, C_SKEWED_LABELS = 3.0, 3.0
+C_RANGE = (LADDER[0], LADDER[-1])
 PRUNE_STEPS = (0.0, 0.01, 0.03, 0.1)  # candidate weight thresholds of the exact store
 # the pruning rule keeps the fit estimate under this; the estimate of the exact store has a
 # 2x margin (``memory.pruned_share``), so 8 GiB estimated is about 4 GiB measured
