@@ -23,7 +23,8 @@ DENSE_LEAF = 10  # ... on dense rows with K > WIDE_LEAF (aloi27d: 61.0% vs 63.4%
 C_FLAT_LABELS = 30.0  # LIBLINEAR strength for about equally frequent labels (see below)
 # skewed labels: C * mean ||x||^2 (the scale-free strength) held at 3, ptb-sparse's best
 # (C = 1 at ||x||^2 = 3); 3 itself when the norm is unknown; clipped to the probe's ladder
-C_SKEWED_STRENGTH, C_SKEWED_LABELS = 3.0, 3.0
+C_SKEWED_STRENGTH = 3.0
+C_SKEWED_UNKNOWN_NORM = 3.0  # skewed labels, sizes only (estimate_memory): the first rule's C
 C_RANGE = (LADDER[0], LADDER[-1])
 PRUNE_STEPS = (0.0, 0.01, 0.03, 0.1)  # candidate weight thresholds of the exact store
 # the pruning rule keeps the fit estimate under this; the estimate of the exact store has a
@@ -77,10 +78,10 @@ def resolve(params: dict, shape: DataShape) -> dict:
       better calibrated), 3 / mean ||x||^2: features scaled by s need C scaled by 1 / s^2
       for the same model, and C * ||x||^2 = 3 was the best perplexity on ptb-sparse (C = 1
       at ||x||^2 = 3) and within the flat best of ptb's dense context vectors (||x||^2 =
-      79: C = 0.038); 3 when the norm is unknown. With LIBLINEAR
-      nodes and equally frequent labels, ``fit`` then replaces 30 by the candidate that is
-      clearly best on held-out training rows (``c_probe``); this function, a pure rule of
-      the shape, gives the constant.
+      79: C = 0.038); 3 when the norm is unknown. With LIBLINEAR nodes and equally
+      frequent labels, ``fit`` then replaces 30 by the candidate that is clearly best on
+      held-out training rows (``c_probe``); this function, a pure rule of the shape, gives
+      the constant.
     - ``lr`` (SGD only): 0.2 on sparse rows, 0.16 / mean ||x||^2 (at most 0.2) on dense ones.
     """
     out = {}
@@ -113,7 +114,7 @@ def resolve(params: dict, shape: DataShape) -> dict:
 def _skewed_C(shape: DataShape) -> float:
     """C for skewed labels: the strength C * mean ||x||^2 held at ``C_SKEWED_STRENGTH``."""
     if not shape.mean_sq_norm:
-        return C_SKEWED_LABELS
+        return C_SKEWED_UNKNOWN_NORM
     low, high = C_RANGE
     return float(min(high, max(low, C_SKEWED_STRENGTH / shape.mean_sq_norm)))
 
