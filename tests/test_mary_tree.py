@@ -174,7 +174,7 @@ def test_sgd_learner_takes_plain_gradient_steps():
 
     x = np.array([[0.5, -1.0, 2.0]])
     m = make_method("mary_tree", tree="random", arity=3, epochs=1, lr=0.5, learner="sgd",
-                    bits=None, random_state=0)
+                    bits=None, representation="identity", random_state=0)
     m.fit(x, [4], n_classes=9)
     t, table = m.tree_, m.table_.reshape(-1, 3)
     moved = set()

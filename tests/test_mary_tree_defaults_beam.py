@@ -52,6 +52,33 @@ def test_indicator_rows_get_a_wide_shallow_tree_and_a_learned_map():
                    "epochs": 2, "lr": 0.07, "tree_epochs": 0.25}
 
 
+def test_dense_rows_with_skewed_labels_get_a_learned_map():
+    """ptb's shape (150 dense GloVe features) with Zipf-like next-word labels: the linear
+    map and the wide shallow tree; the same rows with uniform labels keep the identity."""
+    rng = np.random.default_rng(0)
+    X, k = rng.normal(size=(4000, 150)), 6719
+    zipf = np.minimum(rng.zipf(1.3, size=4000) - 1, k - 1)
+    skewed = DataShape.of(X, k, zipf)
+    assert skewed.label_entropy < 0.8 and representation_rule(skewed) == "linear"
+    assert _rules(skewed)["arity"] == 82
+    uniform = DataShape.of(X, k, rng.integers(0, k, size=4000))
+    assert representation_rule(uniform) == "identity"
+    assert representation_rule(DataShape.of(X, k)) == "identity"  # labels unknown
+
+
+def test_memory_estimate_takes_the_costlier_guess_on_dense_sizes():
+    """Sizes say nothing of the labels: dense data are estimated as skewed (the learned
+    map's wide nodes), sparse data by their own rule."""
+    dense = (572902, 150, 572902 * 150, 6719)
+    assert MaryTree().estimate_memory(*dense) == \
+        MaryTree(representation="linear").estimate_memory(*dense)
+    assert MaryTree().estimate_memory(*dense) > \
+        MaryTree(representation="identity").estimate_memory(*dense)
+    sparse = (10**6, 848632, 16 * 10**6, 10**5)
+    assert MaryTree().estimate_memory(*sparse) == \
+        MaryTree(representation="identity").estimate_memory(*sparse)
+
+
 def test_word_ids_get_embeddings():
     rng = np.random.default_rng(0)
     ids = rng.integers(0, 10000, size=(500, 3)).astype(float)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from xcbench.contract.data_shape import DataSizes, stored_values
+from xcbench.contract.data_shape import DataSizes, label_entropy, skewed_labels, stored_values
 
 AUTO = "auto"
 ID_MAX_COLUMNS = 8  # word-id data: at most this many columns (context positions) ...
@@ -26,35 +26,45 @@ WIDE = {"d_r": 200, "epochs": 2, "lr": 0.07, "tree_epochs": 0.25}  # learned rep
 
 @dataclass(frozen=True)
 class DataShape(DataSizes):
-    """The training data as the rules see them: sizes, sparsity, and whether X looks like
-    word ids (few dense columns of non-negative integers; None when unknown)."""
+    """The training data as the rules see them: sizes, sparsity, whether X looks like
+    word ids (few dense columns of non-negative integers; None when unknown) and the label
+    entropy over log K (``data_shape.label_entropy``; None when unknown)."""
 
     integer_ids: bool | None = None
+    label_entropy: float | None = None
     SPARSE_SHARE = 0.5
 
     @classmethod
-    def of(cls, X, n_classes: int) -> "DataShape":
+    def of(cls, X, n_classes: int, y=None) -> "DataShape":
+        """The shape of training data X; with labels y, their entropy too."""
         n, d = X.shape
         sparse = sp.issparse(X)
         nnz = stored_values(X)
         ids = (not sparse and d <= ID_MAX_COLUMNS and X.size > 0 and X.min() >= 0
                and X.max() >= ID_MIN_VALUE and bool(np.all(X == np.floor(X))))
-        return cls(n, d, nnz, int(n_classes), sparse, bool(ids))
+        entropy = None if y is None else label_entropy(y, int(n_classes))
+        return cls(n, d, nnz, int(n_classes), sparse, bool(ids), entropy)
 
     @classmethod
     def from_sizes(cls, n_samples, n_features, nnz, n_classes) -> "DataShape":
-        """What ``estimate_memory`` knows (sizes only): few dense columns are taken for ids,
-        the costlier guess."""
+        """What ``estimate_memory`` knows (sizes only): the costlier guesses. Few dense
+        columns are taken for ids, and dense labels for skewed ones (a learned map's
+        wide nodes cost more than the identity's)."""
         sizes = super().from_sizes(n_samples, n_features, nnz, n_classes)
-        return replace(sizes, integer_ids=not sizes.sparse and n_features <= ID_MAX_COLUMNS)
+        return replace(sizes, integer_ids=not sizes.sparse and n_features <= ID_MAX_COLUMNS,
+                       label_entropy=None if sizes.sparse else 0.0)
 
 
 def representation_rule(shape: DataShape) -> str:
-    """``"embedding"`` for word ids, ``"linear"`` for sparse indicator rows (a shared map
-    lets rare contexts borrow from frequent ones), ``"identity"`` otherwise."""
+    """``"embedding"`` for word ids; ``"linear"`` for sparse indicator rows (a shared map
+    lets rare contexts borrow from frequent ones) and for dense rows with skewed labels
+    (next-word data: one map trained by every row serves all the wide nodes, the
+    language-model regime); ``"identity"`` otherwise."""
     if shape.integer_ids:
         return "embedding"
     if shape.sparse and shape.nnz_per_row <= INDICATOR_NNZ:
+        return "linear"
+    if not shape.sparse and skewed_labels(shape.label_entropy):
         return "linear"
     return "identity"
 

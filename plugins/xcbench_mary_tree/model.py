@@ -134,7 +134,8 @@ class MaryTree(Method):
         y, self.n_classes_ = check_labels(y, X.shape[0], n_classes)
         if X.shape[0] == 0:
             raise ValueError("X has no rows: the tree needs training examples")
-        self.resolved_params_ = resolve(self.get_params(), DataShape.of(X, self.n_classes_))
+        self.resolved_params_ = resolve(self.get_params(),
+                                       DataShape.of(X, self.n_classes_, y))
         s = SimpleNamespace(**{**self.get_params(), **self.resolved_params_})
         depth = s.max_depth
         if depth is not None and s.arity ** depth < self.n_classes_:
