@@ -192,12 +192,14 @@ def test_ast_rule_sparse_is_the_scaling_setting_dense_the_paper_start():
     assert dense == {"init": "random", "depth0": 2, "k0": 250, "initial_iter": 10,
                      "global_iter": 5, "max_stages": 8, "alpha": 0.01, **LBFGSB}
     assert resolve_ast({**AUTO_AST, "depth0": 3}, _shape(1_000, False))["k0"] == 125
-    # dense with more than 1,000 classes (ptb): the large-K shape, the solvers stay dense
+    # dense with more than 1,000 classes (ptb): the large-K shape with a second growth
+    # stage (sparse input keeps one), the solvers stay dense
     many = resolve_ast(AUTO_AST, _shape(10_000, False, norm=0.9))
     assert {k: many[k] for k in ("init", "depth0", "k0", "initial_iter", "global_iter",
                                  "max_stages")} == {"init": "cluster", "depth0": 8, "k0": 100,
                                                     "initial_iter": 1, "global_iter": 1,
-                                                    "max_stages": 1}
+                                                    "max_stages": 2}
+    assert resolve_ast(AUTO_AST, _shape(10_000, True))["max_stages"] == 1
     assert {k: many[k] for k in LBFGSB} == LBFGSB
 
 
