@@ -48,8 +48,8 @@ class DataShape(DataSizes):
     @classmethod
     def from_sizes(cls, n_samples, n_features, nnz, n_classes) -> "DataShape":
         """What ``estimate_memory`` knows (sizes only): the costlier guesses. Few dense
-        columns are taken for ids, and dense labels for skewed ones (a learned map's
-        wide nodes cost more than the identity's)."""
+        columns are taken for ids, and the labels of dense data for skewed ones (a
+        learned map's wide nodes cost more than the identity's)."""
         sizes = super().from_sizes(n_samples, n_features, nnz, n_classes)
         return replace(sizes, integer_ids=not sizes.sparse and n_features <= ID_MAX_COLUMNS,
                        label_entropy=None if sizes.sparse else 0.0)

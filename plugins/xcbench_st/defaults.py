@@ -142,19 +142,20 @@ def resolve_ast(params: dict, shape: DataShape) -> dict:
     """{name: value} for each of ast's ``"auto"`` parameters. Sparse, and dense with more
     than ``AST_DENSE_MAX_CLASSES`` classes: the reports/scaling setting (cluster init, k0 =
     100, depth0 = ceil(log2(K / 100)) + 1, one initial TAO pass, stages of one global pass:
-    one stage on sparse input, two on dense input); other dense data: depth0 = 2, k0 = ceil(K / 4), random init (which
-    ``AdaptiveSoftmaxTree.fit`` replaces by the clustered one unless the random start is
-    clearly better on held-out rows; kept on skewed labels and data too small to probe),
-    10 initial passes, up to 8 stages of 5 global passes. alpha as ``rule_alpha``."""
+    one stage on sparse input, two on dense input); other dense data: depth0 = 2, k0 =
+    ceil(K / 4), random init (which ``AdaptiveSoftmaxTree.fit`` replaces by the clustered
+    one unless the random start is clearly better on held-out rows; kept on skewed labels
+    and data too small to probe), 10 initial passes, up to 8 stages of 5 global passes.
+    alpha as ``rule_alpha``."""
     sparse = shape.sparse or shape.n_classes > AST_DENSE_MAX_CLASSES  # the large-K shape
+    large_k_stages = AST_LARGE_K_STAGES_SPARSE if shape.sparse else AST_LARGE_K_STAGES_DENSE
     rules = {
         "init": "cluster" if sparse else "random",
         "depth0": (max(1, log2_ceil(shape.n_classes / AST_LEAF_CLASSES) + 1)
                    if sparse else 2),
         "initial_iter": 1 if sparse else 10,
         "global_iter": 1 if sparse else 5,
-        "max_stages": ((AST_LARGE_K_STAGES_SPARSE if shape.sparse
-                        else AST_LARGE_K_STAGES_DENSE) if sparse else 8),
+        "max_stages": large_k_stages if sparse else 8,
         "alpha": rule_alpha(shape),
     }
     out = {name: value for name, value in rules.items() if params.get(name) == "auto"}
