@@ -20,6 +20,7 @@ import pytest
 
 from xcbench.cli import EXIT_NOT_STORED, main
 from xcbench.store import results as store_results
+from xcbench.store.claims import CellClaims
 from xcbench.store.results import ResultStore, StoreWriteError
 
 GRID = ["--methods", "ova", "--param", "ova:C=0.1,1", "--dataset", "synthetic-small",
@@ -67,6 +68,24 @@ def test_concurrent_resume_runs_with_random_kills_store_each_cell_once(tmp_path)
     assert not _leftovers(out)
     raw = sorted(p.name for p in (out / "raw").iterdir())
     assert raw == sorted(f"{k}.npz" for k in keys)
+
+
+def _dead_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def test_a_dead_runs_claim_on_a_stored_cell_is_removed(tmp_path):
+    """Before: a run killed after storing a cell and before dropping its claim left
+    claims/<key> for good (every later run saw the cell stored and never took the claim)."""
+    claims = CellClaims(ResultStore(tmp_path / "out"))
+    claims.folder.mkdir(parents=True)
+    (claims.folder / "k1").write_text(json.dumps({**claims.me, "pid": _dead_pid()}))
+    (claims.folder / "k2").write_text(json.dumps({**claims.me, "host": "elsewhere"}))
+    assert claims.claim("k1", lambda _: True) == "stored"
+    assert claims.claim("k2", lambda _: True) == "stored"
+    assert sorted(p.name for p in claims.folder.iterdir()) == ["k2"]  # other hosts: kept
 
 
 def test_unique_raw_temporary_names(tmp_path, monkeypatch):

@@ -4,8 +4,9 @@ out instead of measuring each one several times.
 Before a run measures a cell it claims it: under the store lock it checks that no record of
 the cell is stored and no live process holds a claim, then writes ``claims/<key>`` naming
 its host and process id. The claim is removed once the cell's records are appended (or the
-run ends). A claim whose process is gone (killed) is stale and is taken over; a claim from
-another host is respected (its process cannot be checked from here).
+run ends). A claim whose process is gone (killed) is stale and is taken over, or removed when
+its cell is stored already; a claim from another host is respected (its process cannot be
+checked from here).
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ class CellClaims:
         says it is stored already or another live process holds it. Returns ``"claimed"``,
         ``"stored"`` or ``"taken"``. Call with the store lock held."""
         if stored_keys(key):
+            self._drop_if_stale(key)
             return "stored"
         owner = self.holder(key)
         if owner is not None and owner != self.me:
@@ -66,6 +68,13 @@ class CellClaims:
         os.replace(tmp, self._path(key))
         self.held.add(key)
         return "claimed"
+
+    def _drop_if_stale(self, key: str) -> None:
+        """Remove a claim on a stored cell whose process is gone: it was killed after storing
+        the cell's records and before dropping its claim, and no run would take it over."""
+        path = self._path(key)
+        if path.exists() and key not in self.held and self.holder(key) is None:
+            path.unlink(missing_ok=True)
 
     def release(self, key: str) -> None:
         """Drop this process's claim on ``key`` (no-op if it holds none)."""
