@@ -21,6 +21,7 @@ import pytest
 from xcbench.cli import EXIT_NOT_STORED, main
 from xcbench.store import results as store_results
 from xcbench.store.claims import CellClaims
+from xcbench.store.temporaries import HOST
 from xcbench.store.results import ResultStore, StoreWriteError
 
 GRID = ["--methods", "ova", "--param", "ova:C=0.1,1", "--dataset", "synthetic-small",
@@ -86,6 +87,31 @@ def test_a_dead_runs_claim_on_a_stored_cell_is_removed(tmp_path):
     assert claims.claim("k1", lambda _: True) == "stored"
     assert claims.claim("k2", lambda _: True) == "stored"
     assert sorted(p.name for p in claims.folder.iterdir()) == ["k2"]  # other hosts: kept
+
+
+def test_temporaries_of_dead_processes_are_removed_and_the_others_kept(tmp_path):
+    """Before: a run killed while writing a raw file or a claim left its temporary for good."""
+    store = ResultStore(tmp_path / "out")
+    store.raw_dir.mkdir(parents=True)
+    dead, alive = _dead_pid(), os.getpid()
+    names = {"dead": f".k1.{HOST}.{dead}.x1.tmp.npz", "alive": f".k2.{HOST}.{alive}.x2.tmp.npz",
+             "other host": f".k3.elsewhere.{dead}.x3.tmp.npz", "record": "k4.npz"}
+    for name in names.values():
+        (store.raw_dir / name).write_bytes(b"")
+    assert store.remove_stale_temporaries() == [names["dead"]]
+    assert sorted(p.name for p in store.raw_dir.iterdir()) == sorted(
+        [names["alive"], names["other host"], names["record"]])
+
+
+def test_a_finished_run_removes_the_claims_a_killed_run_left(tmp_path):
+    claims = CellClaims(ResultStore(tmp_path / "out"))
+    claims.folder.mkdir(parents=True)
+    dead = _dead_pid()
+    (claims.folder / "k1").write_text(json.dumps({**claims.me, "pid": dead}))
+    (claims.folder / f".k2.{HOST}.{dead}.tmp").write_text("{}")
+    assert claims.claim("k3", lambda _: False) == "claimed"
+    claims.release_all()
+    assert not claims.folder.exists()
 
 
 def test_unique_raw_temporary_names(tmp_path, monkeypatch):

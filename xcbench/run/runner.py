@@ -180,6 +180,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
             bar.close()
             if claims is not None:
                 claims.release_all()
+            store.remove_stale_temporaries()
             outcome.resume_note = previous.summary()
     return outcome
 

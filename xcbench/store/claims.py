@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
+from .temporaries import (HOST, process_alive, remove_stale_temporaries,
+                          temporary_prefix)
+
 CLAIMS_DIR = "claims"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
 
 
 class CellClaims:
@@ -35,7 +27,7 @@ class CellClaims:
         self.store = store
         self.folder = store.path.parent / CLAIMS_DIR
         self.held: set[str] = set()
-        self.me = {"host": socket.gethostname(), "pid": os.getpid()}
+        self.me = {"host": HOST, "pid": os.getpid()}
 
     def _path(self, key: str) -> Path:
         return self.folder / key
@@ -48,7 +40,7 @@ class CellClaims:
             return None
         if not isinstance(owner, dict):
             return None
-        if owner.get("host") == self.me["host"] and not _alive(int(owner.get("pid", -1))):
+        if owner.get("host") == self.me["host"] and not process_alive(int(owner.get("pid", -1))):
             return None
         return owner
 
@@ -63,15 +55,16 @@ class CellClaims:
         if owner is not None and owner != self.me:
             return "taken"
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self._path(f".{key}.{os.getpid()}.tmp")
+        tmp = self.folder / f"{temporary_prefix(key)}tmp"
         tmp.write_text(json.dumps(self.me))
         os.replace(tmp, self._path(key))
         self.held.add(key)
         return "claimed"
 
     def _drop_if_stale(self, key: str) -> None:
-        """Remove a claim on a stored cell whose process is gone: it was killed after storing
-        the cell's records and before dropping its claim, and no run would take it over."""
+        """Remove a claim whose process is gone. On a stored cell nothing else would: its
+        process was killed after storing the cell's records and before dropping the claim,
+        and no run takes over a stored cell."""
         path = self._path(key)
         if path.exists() and key not in self.held and self.holder(key) is None:
             path.unlink(missing_ok=True)
@@ -83,8 +76,17 @@ class CellClaims:
             self._path(key).unlink(missing_ok=True)
 
     def release_all(self) -> None:
+        """Drop this process's claims, and the claims and temporaries left by processes of
+        this host that are gone; remove the folder once it is empty."""
         for key in list(self.held):
             self.release(key)
+        try:
+            names = [p.name for p in self.folder.iterdir() if not p.name.startswith(".")]
+        except OSError:
+            names = []
+        for key in names:
+            self._drop_if_stale(key)
+        remove_stale_temporaries(self.folder)
         try:
             self.folder.rmdir()  # only when empty
         except OSError:

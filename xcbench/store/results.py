@@ -7,7 +7,8 @@ lines and a killed runner never leaves half a cell. A write that fails part-way 
 file size limit) is undone: the file is cut back to its old size and :class:`StoreWriteError`
 says why. A partial last line left by anything else is fenced off before the next append,
 and readers skip (and warn about) corrupt lines and records of other schema versions. Raw
-outputs are written under a unique temporary name, then renamed.
+outputs are written under a unique temporary name, then renamed; the temporaries a killed
+run leaves are removed by the next run (:mod:`xcbench.store.temporaries`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from .identity import KEYED_OPTIONS, newest_per_measurement  # noqa: F401 - re-e
 # a record's own names, importable from the store as before
 from .records import (SCHEMA_VERSION, STATUSES, build_record, effective_params,  # noqa: F401
                       encode_record, environment, run_key)
+from .temporaries import remove_stale_temporaries, temporary_prefix
 
 #: schema versions this code reads; version 1 records have no ``path_cost``, ``memory`` or
 #: ``raw`` sections (and keys computed without the run options)
@@ -152,7 +154,8 @@ class ResultStore:
         the store's folder, as recorded in the record's ``raw`` field."""
         self.raw_dir.mkdir(parents=True, exist_ok=True)
         target = self.raw_path(key)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp.npz", dir=self.raw_dir)
+        fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(key), suffix=".tmp.npz",
+                                   dir=self.raw_dir)
         try:
             with os.fdopen(fd, "wb") as f:
                 np.savez_compressed(f, **{k: v for k, v in arrays.items() if v is not None})
@@ -167,6 +170,11 @@ class ResultStore:
                                       "space, then rerun with --resume") from exc
             raise
         return f"{RAW_DIR}/{target.name}"
+
+    def remove_stale_temporaries(self) -> list[str]:
+        """Remove the raw outputs' temporaries left by killed runs of this host (their
+        process is gone); return their names."""
+        return remove_stale_temporaries(self.raw_dir)
 
     def load_raw(self, record: dict) -> dict | None:
         """The raw outputs of ``record`` as {name: array}, or None if it has none."""
