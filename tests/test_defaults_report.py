@@ -21,14 +21,15 @@ def br():
 
 
 def rec(method="hsm", dataset="letter", seed=0, top1=0.3, params=None, status="ok",
-        ppl=None, query=None, commit="abc1234def"):
+        ppl=None, query=None, commit="abc1234def", started=""):
     metrics = {"top1_error": top1, "top5_error": top1 / 2}
     if ppl is not None:
         metrics["perplexity"] = metrics["perplexity_smoothed"] = ppl
     return {"method": method, "dataset": dataset, "seed": seed, "status": status,
             "params": params or {}, "query_params": query or {},
             "metrics": metrics if status == "ok" else None,
-            "code": {"commit": commit, "dirty": False}, "run_options": {"timeout": 900.0}}
+            "code": {"commit": commit, "dirty": False}, "run_options": {"timeout": 900.0},
+            "started_at": started}
 
 
 def test_configs_group_seeds_and_skip_failed_and_other_methods(br):
@@ -46,6 +47,26 @@ def test_configs_group_seeds_and_skip_failed_and_other_methods(br):
 def test_a_later_record_of_the_same_seed_replaces_the_earlier(br):
     configs = br.group_configs([("r", rec(top1=0.5)), ("r", rec(top1=0.25))])
     assert configs[0].top1 == pytest.approx(0.25)
+
+
+def test_a_rerun_over_more_seeds_supersedes_an_older_record_of_the_same_parameters(br):
+    """Before: lomtree's tuned seed-0 record of an older commit (9.42) stayed the best
+    perplexity after the same parameters were re-run on seeds 0-2 (mean 9.58)."""
+    tuned = {"lr": 0.0869}
+    old = [("defaults/synthetic", rec(params=tuned, ppl=9.42, commit="aaaaaaa",
+                                      started="2026-11-28")),
+           ("defaults/synthetic", rec(ppl=9.0, commit="aaaaaaa", started="2026-11-28"))]
+    new = [("defaults/synthetic", rec(params=tuned, seed=s, ppl=p, commit="bbbbbbb",
+                                      started="2026-11-29"))
+           for s, p in enumerate((9.42, 9.62, 9.69))]
+    new += [("defaults/synthetic", rec(seed=s, commit="bbbbbbb", started="2026-11-29"))
+            for s in range(3)]
+    configs = br.group_configs(old + new)
+    tuned_configs = [c for c in configs if c.params == tuned]
+    assert [c.seeds for c in tuned_configs] == [[0, 1, 2]]
+    assert br.best_perplexity(configs, "hsm", "letter").perplexity == pytest.approx(9.0)
+    # the older commit's defaults are another configuration: kept
+    assert len([c for c in configs if c.is_defaults]) == 2
 
 
 def test_best_is_lowest_mean_top1_over_its_seeds_not_its_best_seed(br):

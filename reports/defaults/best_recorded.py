@@ -130,7 +130,22 @@ def group_configs(records: list[tuple[str, dict]], methods=METHODS) -> list[Conf
                short_commit(r) if report in DEFAULTS_REPORTS else None)
         config = configs.setdefault(key, Config(report, r["method"], r["dataset"], params))
         config.by_seed[r["seed"]] = r  # a later record of the same seed replaces an earlier
-    return list(configs.values())
+    return drop_superseded(list(configs.values()))
+
+
+def drop_superseded(configs: list[Config]) -> list[Config]:
+    """Without the configurations of the defaults reports (grouped per commit) whose every
+    seed was measured again, with the same parameters, by a later run: as in the store, a
+    re-run supersedes the older record, so an older single-seed record cannot outscore its
+    own configuration's mean over more seeds. Defaults configurations are kept: with no
+    parameter set, each commit's defaults are a configuration of their own."""
+    def same(a: Config, b: Config) -> bool:
+        return (a.report, a.method, a.dataset, a.params) == (b.report, b.method, b.dataset,
+                                                             b.params)
+
+    return [c for c in configs
+            if c.is_defaults or not any(o is not c and same(o, c) and o.started > c.started
+                       and set(c.seeds) <= set(o.seeds) for o in configs)]
 
 
 def best_config(configs: list[Config], method: str, dataset: str,
