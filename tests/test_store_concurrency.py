@@ -64,11 +64,13 @@ def test_concurrent_resume_runs_with_random_kills_store_each_cell_once(tmp_path)
     assert final.returncode == 0, final.stderr[-2000:]
     records = _lines(out)
     keys = [r["key"] for r in records]
-    assert len(set(keys)) == N_CELLS and len(keys) == N_CELLS, sorted(keys)
-    assert all(r["status"] == "ok" for r in records)
-    assert not _leftovers(out)
+    said = f"final run's output:\n{final.stdout[-2000:]}\n{final.stderr[-2000:]}"
+    assert len(set(keys)) == N_CELLS and len(keys) == N_CELLS, (sorted(keys), said)
+    assert all(r["status"] == "ok" for r in records), (
+        [(r["key"], r["status"], str(r.get("error"))[:500]) for r in records], said)
+    assert not _leftovers(out), said
     raw = sorted(p.name for p in (out / "raw").iterdir())
-    assert raw == sorted(f"{k}.npz" for k in keys)
+    assert raw == sorted(f"{k}.npz" for k in keys), said
 
 
 def _dead_pid() -> int:
