@@ -80,13 +80,11 @@ class CellClaims:
         this host that are gone; remove the folder once it is empty."""
         for key in list(self.held):
             self.release(key)
-        try:
-            names = [p.name for p in self.folder.iterdir() if not p.name.startswith(".")]
-        except OSError:
-            names = []
-        for key in names:
-            self._drop_if_stale(key)
-        remove_stale_temporaries(self.folder)
+        if self.folder.is_dir():
+            with self.store.lock():  # so no run takes a stale claim over while it is removed
+                for key in [p.name for p in self.folder.iterdir() if not p.name.startswith(".")]:
+                    self._drop_if_stale(key)
+            remove_stale_temporaries(self.folder)
         try:
             self.folder.rmdir()  # only when empty
         except OSError:
