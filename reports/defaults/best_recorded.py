@@ -139,13 +139,12 @@ def drop_superseded(configs: list[Config]) -> list[Config]:
     re-run supersedes the older record, so an older single-seed record cannot outscore its
     own configuration's mean over more seeds. Defaults configurations are kept: with no
     parameter set, each commit's defaults are a configuration of their own."""
-    def same(a: Config, b: Config) -> bool:
-        return (a.report, a.method, a.dataset, a.params) == (b.report, b.method, b.dataset,
-                                                             b.params)
+    def superseded(c: Config) -> bool:
+        return any(o.started > c.started and set(c.seeds) <= set(o.seeds)
+                   and (o.report, o.method, o.dataset, o.params)
+                   == (c.report, c.method, c.dataset, c.params) for o in configs)
 
-    return [c for c in configs
-            if c.is_defaults or not any(o is not c and same(o, c) and o.started > c.started
-                       and set(c.seeds) <= set(o.seeds) for o in configs)]
+    return [c for c in configs if c.is_defaults or not superseded(c)]
 
 
 def best_config(configs: list[Config], method: str, dataset: str,

@@ -65,9 +65,8 @@ class CellClaims:
         """Remove a claim whose process is gone. On a stored cell nothing else would: its
         process was killed after storing the cell's records and before dropping the claim,
         and no run takes over a stored cell."""
-        path = self._path(key)
-        if path.exists() and key not in self.held and self.holder(key) is None:
-            path.unlink(missing_ok=True)
+        if key not in self.held and self.holder(key) is None:  # gone, or no claim at all
+            self._path(key).unlink(missing_ok=True)
 
     def release(self, key: str) -> None:
         """Drop this process's claim on ``key`` (no-op if it holds none)."""
