@@ -84,11 +84,13 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     X = rng.normal(size=(120, 5)) + np.eye(4, 5)[y] * 3
     C = resolve_C("auto", DataShape.of(X, 4))  # 40 * 5 * 4 / (120 * 11.8): 1
     soft = Softmax().fit(X, y)  # 120 rows, 5 x 4 weights
-    assert soft.resolved_params_ == {"C": C, "max_iter": 100, "solver": "lbfgs"} and C == 1.0
+    assert soft.resolved_params_ == {"C": C, "max_iter": 100, "solver": "lbfgs",
+                                     "temperature": 1.0} and C == 1.0  # too few rows to hold out
     ova = OneVsAll().fit(sp.csr_matrix(X), y)
     assert ova.resolved_params_ == {"C": C, "max_iter": 200}
     assert OneVsAll().fit(0.01 * X, y).resolved_params_["C"] == C_MAX  # C x 10^4, clipped
-    assert Softmax(C=1.0, max_iter=3, solver="lbfgs").fit(X, y).resolved_params_ == {}
+    assert Softmax(C=1.0, max_iter=3, solver="lbfgs", temperature=1.0).fit(
+        X, y).resolved_params_ == {}
 
 
 def test_default_models_do_not_depend_on_the_units_of_x():

@@ -12,6 +12,7 @@ from sklearn.exceptions import NotFittedError
 
 from . import chunked_lbfgs
 from .chunked_lbfgs import fit_chunked_lbfgs
+from . import held_out
 from .defaults import AUTO_MEMORY_BYTES, DataShape, resolve_flat
 from .scoring import linear_scores, log_normalise_rows
 from xcbench.contract.method import Method, check_labels, check_X, topk_from_scores
@@ -50,6 +51,7 @@ class _LinearClassifier(Method):
         self._index_of[self.classes_] = np.arange(len(self.classes_))
         shape = DataShape.of(X, len(self.classes_))
         self.resolved_params_ = resolve_flat(self.get_params(), shape, self._FULL_ITER)
+        self._resolve_on_held_out_rows(X, y, shape)
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
             weights, intercept = np.zeros((X.shape[1], 1)), np.zeros(1)
         else:
@@ -73,6 +75,15 @@ class _LinearClassifier(Method):
         """A parameter's value in this fit (``"auto"`` resolved)."""
         return self.resolved_params_.get(name, getattr(self, name))
 
+    def _resolve_on_held_out_rows(self, X, y, shape: DataShape) -> None:
+        """Settle parameters that need fits on held-out rows (none here; see Softmax)."""
+
+    @property
+    def _temperature(self) -> float:
+        """T dividing the scores before normalisation (1: the scores as trained)."""
+        return float(self.resolved_params_.get("temperature",
+                                                getattr(self, "temperature", 1.0)))
+
     def _train(self, X, y):  # pragma: no cover - abstract
         """Return (W^T (D, K_seen), intercept (K_seen,)) for the classes in ``classes_``."""
         raise NotImplementedError
@@ -80,9 +91,12 @@ class _LinearClassifier(Method):
     def _log_probs_chunks(self, X):
         """Yield (first row, log-probabilities over seen classes) for chunks of valid X."""
         step = max(1, _CHUNK_CELLS // len(self.classes_))
+        temperature = self._temperature
         for start in range(0, X.shape[0], step):
             scores = linear_scores(X, start, min(start + step, X.shape[0]), self.weights_,
                                    self.intercept_)
+            if temperature != 1.0:
+                scores /= temperature
             log_normalise_rows(scores, self._sigmoid)
             yield start, scores
 
@@ -146,7 +160,10 @@ class Softmax(_LinearClassifier):
     """Multinomial logistic regression, L2-regularised.
 
     Parameters: ``C`` inverse regularisation strength (``"auto"``: from the weights per
-    training row and the rows' spread, see ``defaults.py``), ``max_iter`` (``"auto"``: 100,
+    training row and the rows' spread, see ``defaults.py``, then where cheap the best of
+    that C x 0.01, 0.1, 1, 10 on held-out training rows, see ``held_out.py``),
+    ``temperature`` T, log p = log softmax(s / T) (``"auto"``: fitted to held-out training
+    rows where cheap, else 1; it never changes the ranking), ``max_iter`` (``"auto"``: 100,
     or 20 on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
     ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
@@ -169,10 +186,13 @@ class Softmax(_LinearClassifier):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "solver": [StrOptions({"auto", "chunked-lbfgs", *_SKLEARN_COST})],
+        "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="auto", random_state=None):
+    def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="auto", temperature="auto",
+                 random_state=None):
         self.C = C
+        self.temperature = temperature
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver
@@ -193,6 +213,43 @@ class Softmax(_LinearClassifier):
         n_params = n_classes * (n_features + 1)
         return int(base + 8 * (per_nk * n_samples * n_classes + per_param * n_params)
                    + 32 * n_samples)
+
+    def _resolve_on_held_out_rows(self, X, y, shape: DataShape) -> None:
+        """C (when ``"auto"``) and temperature (when ``"auto"``) from fits on held-out
+        training rows where ``held_out.search_is_cheap``; otherwise the rule's C and T = 1."""
+        want_C, want_T = self.C == "auto", self.temperature == "auto"
+        if not (want_C or want_T):
+            return
+        cheap = held_out.search_is_cheap(shape.n_samples, shape.nnz, len(self.classes_),
+                                         self._param("solver"))
+        if not cheap or len(self.classes_) < 2:
+            if want_T:
+                self.resolved_params_["temperature"] = 1.0
+            return
+        fit_rows, test_rows = held_out.split_rows(X.shape[0], self.random_state)
+        candidates = held_out.candidate_Cs(self._param("C")) if want_C else [self._param("C")]
+        results, scores_of = {}, {}
+        for i, C in enumerate(candidates):
+            self.report_progress(i, len(candidates), f"held-out fit, C = {C:g}")
+            scores, columns = self._held_out_scores(X, y, fit_rows, test_rows, C)
+            results[C], scores_of[C] = held_out.score_held_out(scores, columns), (scores, columns)
+        chosen = held_out.best_candidate(results)
+        self.held_out_errors_ = {C: r.errors / len(test_rows) for C, r in results.items()}
+        if want_C:
+            self.resolved_params_["C"] = chosen
+        if want_T:
+            self.resolved_params_["temperature"] = held_out.fit_temperature(*scores_of[chosen])
+
+    def _held_out_scores(self, X, y, fit_rows, test_rows, C):
+        """Scores of the held-out rows (n_held, K_fit) by a model of C fitted on the other
+        rows, and each held-out row's column in them (-1: a class that fit never saw)."""
+        model = Softmax(C=C, max_iter=int(self._param("max_iter")), tol=self.tol,
+                        solver=self._param("solver"), temperature=1.0,
+                        random_state=self.random_state).fit(X[fit_rows], y[fit_rows],
+                                                            self.n_classes_)
+        held_X = X[test_rows]
+        scores = linear_scores(held_X, 0, held_X.shape[0], model.weights_, model.intercept_)
+        return scores, model._index_of[y[test_rows]]
 
     def _train(self, X, y):
         solver, max_iter = self._param("solver"), int(self._param("max_iter"))
