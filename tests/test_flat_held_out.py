@@ -102,3 +102,13 @@ def test_small_data_keeps_the_rules_C_and_no_temperature():
     model = Softmax().fit(X, y)
     assert model.resolved_params_["temperature"] == 1.0
     assert not hasattr(model, "held_out_errors_")
+
+
+def test_memory_estimate_counts_the_held_out_copy_of_the_rows_only_when_it_is_made():
+    n, d, k = 10_000, 50, 20
+    searching = Softmax().estimate_memory(n, d, n * d, k)
+    fixed = Softmax(C=1.0, temperature=1.0).estimate_memory(n, d, n * d, k)
+    assert searching - fixed == 12 * n * d + 8 * n
+    big = 10**9 // k + 1  # stored values past SEARCH_WORK: no search, no copy
+    assert Softmax().estimate_memory(n, d, big, k) == Softmax(
+        C=1.0, temperature=1.0).estimate_memory(n, d, big, k)

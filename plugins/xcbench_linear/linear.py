@@ -206,13 +206,24 @@ class Softmax(_LinearClassifier):
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
         """Upper estimate of fit's peak bytes beyond X (formulas in the class docstring)."""
         solver = self._resolved_solver(n_samples, n_classes)
-        base = _bytes_of_labels(n_samples)
+        base = _bytes_of_labels(n_samples) + self._held_out_bytes(n_samples, nnz, n_classes,
+                                                                   solver)
         if solver == "chunked-lbfgs":
             return base + chunked_lbfgs.memory_bytes(n_samples, n_features, nnz, n_classes)
         per_nk, per_param = self._SKLEARN_COST[solver]
         n_params = n_classes * (n_features + 1)
         return int(base + 8 * (per_nk * n_samples * n_classes + per_param * n_params)
                    + 32 * n_samples)
+
+    def _held_out_bytes(self, n_samples, nnz, n_classes, solver) -> int:
+        """What the held-out choices add to fit's peak: the held-out fits' copy of the rows
+        (at most 12 bytes per stored value, as CSR, plus row pointers); their solver runs
+        on fewer rows than the final fit, and the held-out scores, 0.2 n K doubles, are
+        below the in-memory solver's own 3 n K."""
+        if (self.C != "auto" and self.temperature != "auto") or not held_out.search_is_cheap(
+                n_samples, nnz, n_classes, solver):
+            return 0
+        return 12 * nnz + 8 * n_samples
 
     def _resolve_on_held_out_rows(self, X, y, shape: DataShape) -> None:
         """C (when ``"auto"``) and temperature (when ``"auto"``) from fits on held-out
