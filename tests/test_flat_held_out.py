@@ -44,17 +44,27 @@ def test_held_out_rows_are_a_seeded_fifth_disjoint_from_the_fitted_ones():
 
 def test_unseen_classes_count_as_errors_and_stay_out_of_the_log_loss():
     scores = np.array([[2.0, 0.0], [0.0, 2.0], [5.0, 0.0]])
-    got = score_held_out(scores, np.array([0, 0, -1]))
+    got = score_held_out(scores, np.array([0, 0, -1]), temperature=1.0)
     assert got.errors == 2  # row 2 wrong, row 3 of an unseen class
     want = np.mean([-log_softmax(scores[0])[0], -log_softmax(scores[1])[0]])
-    assert got.log_loss == pytest.approx(want)
-    assert score_held_out(scores, np.full(3, -1)) == HeldOutScore(3, np.inf)
+    assert got.log_loss == pytest.approx(want) and got.temperature == 1.0
+    halved = score_held_out(scores, np.array([0, 0, -1]), temperature=2.0)
+    assert halved.log_loss == pytest.approx(np.mean([-log_softmax(scores[0] / 2)[0],
+                                                     -log_softmax(scores[1] / 2)[0]]))
+    fitted = score_held_out(scores, np.array([0, 0, -1]))
+    assert fitted.log_loss <= min(got.log_loss, halved.log_loss)
+    assert score_held_out(scores, np.full(3, -1)) == HeldOutScore(3, np.inf, 1.0)
 
 
-def test_fewest_errors_wins_and_log_loss_breaks_ties():
-    results = {1.0: HeldOutScore(5, 0.9), 10.0: HeldOutScore(4, 1.5),
-               100.0: HeldOutScore(4, 1.2)}
-    assert best_candidate(results) == 100.0
+def test_lowest_log_loss_wins_among_candidates_within_one_standard_error_of_the_fewest_errors():
+    """400 rows, 100 errors at best: one standard error is sqrt(400 x 0.25 x 0.75) = 8.7."""
+    results = {1.0: HeldOutScore(100, 1.4, 1.0), 10.0: HeldOutScore(108, 1.1, 0.7),
+               100.0: HeldOutScore(109, 0.9, 0.5)}
+    assert best_candidate(results, 400) == 10.0  # 109 errors is more than 8.7 above 100
+    results[100.0] = HeldOutScore(120, 0.5, 0.5)
+    assert best_candidate(results, 400) == 10.0
+    assert best_candidate({1.0: HeldOutScore(0, 0.3, 1.0), 2.0: HeldOutScore(0, 0.2, 1.0)},
+                          50) == 2.0  # no errors: the tie goes to the log loss
 
 
 @pytest.mark.parametrize("true_T", [0.4, 1.0, 2.5])
@@ -78,8 +88,8 @@ def test_default_fit_takes_the_held_out_choice_and_predicts_with_its_temperature
     X, y = _blobs()
     model = Softmax(random_state=0).fit(X, y)
     C, T = model.resolved_params_["C"], model.resolved_params_["temperature"]
-    errors = model.held_out_errors_
-    assert C == min(errors, key=errors.get) and T != 1.0
+    assert C == best_candidate(model.held_out_, 300) and T == model.held_out_[C].temperature
+    assert T != 1.0 and len(model.held_out_) == 2  # the rule says 0.1, the floor: 0.1 and 1
     plain = Softmax(C=C, temperature=1.0).fit(X, y)
     scores = X @ plain.weights_ + plain.intercept_
     assert np.allclose(model.log_proba(X, y), log_softmax(scores / T, axis=1)[np.arange(len(y)), y])
@@ -91,17 +101,20 @@ def test_default_fit_takes_the_held_out_choice_and_predicts_with_its_temperature
 def test_explicit_C_fits_only_the_temperature_and_explicit_T_skips_the_search():
     X, y = _blobs()
     only_T = Softmax(C=0.5).fit(X, y)
-    assert list(only_T.held_out_errors_) == [0.5] and "C" not in only_T.resolved_params_
+    assert list(only_T.held_out_) == [0.5] and "C" not in only_T.resolved_params_
     assert only_T.resolved_params_["temperature"] > 0
     fixed = Softmax(C=0.5, temperature=2.0).fit(X, y)
-    assert not hasattr(fixed, "held_out_errors_") and "temperature" not in fixed.resolved_params_
+    assert not hasattr(fixed, "held_out_") and "temperature" not in fixed.resolved_params_
+    only_C = Softmax(temperature=2.0).fit(X, y)  # the candidates scored at the given T
+    assert {r.temperature for r in only_C.held_out_.values()} == {2.0}
+    assert "temperature" not in only_C.resolved_params_
 
 
 def test_small_data_keeps_the_rules_C_and_no_temperature():
     X, y = _blobs(n=300)
     model = Softmax().fit(X, y)
     assert model.resolved_params_["temperature"] == 1.0
-    assert not hasattr(model, "held_out_errors_")
+    assert not hasattr(model, "held_out_")
 
 
 def test_memory_estimate_counts_the_held_out_copy_of_the_rows_only_when_it_is_made():

@@ -239,17 +239,18 @@ class Softmax(_LinearClassifier):
             return
         fit_rows, test_rows = held_out.split_rows(X.shape[0], self.random_state)
         candidates = held_out.candidate_Cs(self._param("C")) if want_C else [self._param("C")]
-        results, scores_of = {}, {}
+        given_T = None if want_T else float(self.temperature)
+        results = {}
         for i, C in enumerate(candidates):
             self.report_progress(i, len(candidates), f"held-out fit, C = {C:g}")
             scores, columns = self._held_out_scores(X, y, fit_rows, test_rows, C)
-            results[C], scores_of[C] = held_out.score_held_out(scores, columns), (scores, columns)
-        chosen = held_out.best_candidate(results)
-        self.held_out_errors_ = {C: r.errors / len(test_rows) for C, r in results.items()}
+            results[C] = held_out.score_held_out(scores, columns, given_T)
+        chosen = held_out.best_candidate(results, len(test_rows))
+        self.held_out_ = results
         if want_C:
             self.resolved_params_["C"] = chosen
         if want_T:
-            self.resolved_params_["temperature"] = held_out.fit_temperature(*scores_of[chosen])
+            self.resolved_params_["temperature"] = results[chosen].temperature
 
     def _held_out_scores(self, X, y, fit_rows, test_rows, C):
         """Scores of the held-out rows (n_held, K_fit) by a model of C fitted on the other
