@@ -176,3 +176,22 @@ def test_cli_refuses_plan_flags_with_a_suite(tmp_path, capsys):
     assert main(["run", "--only", "ova", "--out", str(tmp_path / "x")]) == 2
     assert main(["run", "--retry", "refused", "--out", str(tmp_path / "x")]) == 2
     assert not (tmp_path / "x" / "results.jsonl").exists()
+
+
+def test_a_record_without_run_options_is_superseded_by_a_newer_one_of_its_cell():
+    """Records made before they kept their run options match any options, as --resume
+    matches them: the report shows only the newer record of the cell (label-trees' letter
+    table kept both before)."""
+    from xcbench.store.identity import newest_per_measurement
+
+    def record(started, options, params=None, seed=0):
+        return {"method": "m", "params": params or {"a": 1}, "dataset": "d", "seed": seed,
+                "started_at": started, "run_options": options}
+    stated = {"threads": 1, "fit_threads": None, "latency_calls": 1000, "topk": 5}
+    old, other_seed = record("2026-01-01", None), record("2026-01-01", None, seed=1)
+    new = record("2026-02-01", stated)
+    assert newest_per_measurement([old, other_seed, new]) == [other_seed, new]
+    later_old = record("2026-03-01", None)  # an unstated record newer than the stated one
+    assert newest_per_measurement([new, later_old]) == [new, later_old]
+    two_threads = record("2026-02-02", {**stated, "threads": 2})  # stated records: options
+    assert newest_per_measurement([old, new, two_threads]) == [new, two_threads]  # count

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from xcbench.run.suites import NAMED_SUITES, load_suite, parse_suite, suite_cells
-from xcbench.run.suites import SuiteError, plan_vs_records
+from xcbench.run.suites import SuiteError, newest_per_planned, plan_vs_records
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
@@ -153,3 +153,23 @@ def test_report_suite_plans_exactly_the_reports_records(path):
     assert (missing, extra) == ([], [])
     if (path.parent / "results.jsonl").exists():
         assert suite.out == path.parent
+
+
+def test_a_suite_report_leaves_out_records_a_newer_one_of_the_same_planned_cell_supersedes():
+    """An old record lacking a query parameter (hsm's beam) serves the planned cell, and so
+    does the newer record stating it: the suite's view keeps the newer only; a record the
+    suite does not plan, and the old record of a cell not re-run, stay."""
+    suite = _suite(BASIC)
+    keyed = {"threads": 1, "fit_threads": None, "latency_calls": 1000, "topk": 5}
+
+    def record(started, params, seed=0, method="hsm"):
+        return {"method": method, "params": params, "dataset": "synthetic-small",
+                "seed": seed, "started_at": started, "run_options": keyed}
+    old = record("2026-01-01", {"decoder": "greedy"})
+    new = record("2026-02-01", {"beam": 10, "decoder": "greedy"})
+    old_seed1 = record("2026-01-01", {"decoder": "greedy"}, seed=1)
+    unplanned = record("2026-01-01", {"decoder": "exact"})
+    records = [old, old_seed1, unplanned, new]
+    assert plan_vs_records(suite, [old])[1] == []  # the old record serves the plan alone
+    assert newest_per_planned(suite, records) == [old_seed1, unplanned, new]
+    assert newest_per_planned(suite, [new, old]) == [new]

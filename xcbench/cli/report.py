@@ -8,16 +8,17 @@ from .plot import add_report_options
 def cmd_report(args) -> int:
     from ..report import write_report
 
-    out, title, columns = args.out, args.title, args.columns
+    out, title, columns, select = args.out, args.title, args.columns, None
     if args.suite:  # the suite's folder, title and columns, unless given here
-        from ..run.suites import load_suite
+        from ..run.suites import load_suite, newest_per_planned
 
         suite = load_suite(args.suite)
+        select = lambda records: newest_per_planned(suite, records)  # noqa: E731
         out = out if out != args.defaults["out"] else (suite.out or out)
         title = title if title != args.defaults["title"] else suite.report.get("title", title)
         columns = columns or suite.report.get("columns")
     paths = write_report(out, title=title, recompute=args.recompute, columns=columns,
-                         html=args.html)
+                         html=args.html, select=select)
     if args.recompute:
         print(f"recomputed the metrics of {paths['recomputed']} record(s) from raw outputs")
     print(f"report: {paths['markdown']}" + (f" and {paths['html']}" if paths["html"] else ""))
@@ -36,7 +37,8 @@ def add_parser(sub) -> None:
     report.add_argument("--suite", default=None, metavar="FILE|NAME",
                         help="take the results folder, title and columns from a suite file "
                              "(its `out` and [report] table; --out, --title and --columns "
-                             "given here win)")
+                             "given here win); a record that a newer record of the same "
+                             "planned measurement supersedes is left out")
     report.add_argument("--recompute", action="store_true",
                         help="recompute the quality metrics from the raw outputs kept in "
                              "OUT/raw (no refitting)")

@@ -107,8 +107,11 @@ def _run_suite(args, retry, command) -> int:
                             workers=args.workers, retry=retry)
     print(f"suite {suite.name}: {len(suite.runs)} run(s) in "
           f"{outcome.wall_seconds / 60:.1f} min (expected: {suite.expected_wall or 'not stated'})")
+    from ..run.suites import newest_per_planned
+
     return _finish(args, outcome, out, title=suite.report.get("title"),
-                   columns=suite.report.get("columns"))
+                   columns=suite.report.get("columns"),
+                   select=lambda records: newest_per_planned(suite, records))
 
 
 def _print_plan(suite, out) -> int:
@@ -134,8 +137,9 @@ def _print_plan(suite, out) -> int:
     return EXIT_OK
 
 
-def _finish(args, outcome, out, title=None, columns=None) -> int:
-    """Print the summary of a finished run, write the report; the exit code."""
+def _finish(args, outcome, out, title=None, columns=None, select=None) -> int:
+    """Print the summary of a finished run, write the report (of the records ``select``
+    keeps, see ``write_report``); the exit code."""
     from ..report import write_report
     from ..report.summary import run_summary
 
@@ -152,7 +156,8 @@ def _finish(args, outcome, out, title=None, columns=None) -> int:
           + (f", {len(outcome.reused)} kept from before" if outcome.reused else "")
           + (f"; {len(failed)} did not finish ok" if failed else ""))
     if not args.no_report and (records or outcome.reused):
-        paths = write_report(out, **({"title": title} if title else {}), columns=columns)
+        paths = write_report(out, **({"title": title} if title else {}), columns=columns,
+                             select=select)
         print(f"report: {paths['markdown']}" + (f" and {paths['html']}" if paths["html"] else ""))
     return EXIT_CELL_FAILED if failed else EXIT_OK
 

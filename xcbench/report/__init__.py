@@ -30,11 +30,13 @@ def file_part(name: str) -> str:
 
 def write_report(out, title: str = "xcbench report", command: str | None = None,
                  recompute: bool = False, columns: str | None = None,
-                 html: bool = True) -> dict:
+                 html: bool = True, select=None) -> dict:
     """Write ``report.md`` (and ``report.html`` unless ``html`` is False), per dataset an
     ``error_vs_latency-<dataset>.png`` and ``error_vs_path_cost-<dataset>.png`` and one
     ``latency_vs_k-<family>.png`` per dataset family (datasets of several sizes K) into
-    ``out``; ``columns`` picks the table columns (see ``xcbench.report.columns``).
+    ``out``; ``columns`` picks the table columns (see ``xcbench.report.columns``);
+    ``select``, a function of the newest records, keeps those the report shows (the CLI
+    passes a suite's view, ``xcbench.run.suites.newest_per_planned``).
 
     With ``recompute`` the quality metrics and path costs are computed again from the raw
     outputs in ``out/raw``. Returns {"markdown": path, "html": path or None, "plots":
@@ -45,6 +47,8 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
     out = Path(out)
     store = ResultStore(out)
     records = store.latest()
+    if select is not None:
+        records = select(records)
     if not records:
         raise FileNotFoundError(f"no results in {store.path}; run `xcbench run --out {out}` first")
     recomputed = 0

@@ -37,11 +37,19 @@ def record_identity(record: dict) -> tuple:
 def newest_per_measurement(records: list[dict]) -> list[dict]:
     """The newest record of each measurement (latest ``started_at``; on a tie, the later
     in file order), in file order: a record made again, by the same code or by newer code
-    (another key), supersedes the older one."""
+    (another key), supersedes the older one. A record that does not state its run options
+    (made before records kept them) is the same measurement as any record of its method,
+    params, dataset and seed, as ``--resume`` matches it, so a newer one supersedes it."""
     newest: dict = {}
     for index, record in enumerate(records):
         ident = record_identity(record)
         rank = (record.get("started_at") or "", index)
         if ident not in newest or rank >= newest[ident][0]:
             newest[ident] = (rank, index, record)
-    return [record for _, _, record in sorted(newest.values(), key=lambda v: v[1])]
+    stated_at: dict = {}  # (method, params, dataset, seed) -> newest rank with options stated
+    for ident, (rank, _, record) in newest.items():
+        if record.get("run_options"):
+            stated_at[ident[:4]] = max(rank, stated_at.get(ident[:4], rank))
+    kept = [v for ident, v in newest.items()
+            if v[2].get("run_options") or not stated_at.get(ident[:4], ("", -1)) > v[0]]
+    return [record for _, _, record in sorted(kept, key=lambda v: v[1])]

@@ -58,22 +58,48 @@ def _same_params(method: str, planned: str, stored: str) -> bool:
     return {k: v for k, v in planned.items() if k in stored or k not in query} == stored
 
 
-def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
-    """(planned measurements no record holds, records the suite does not plan), each a list
-    of ``measurement_identity`` tuples. An option a record does not state (older records)
-    matches any value, and so does a query parameter it does not have."""
+def _planned_identities(suite: Suite) -> list[tuple]:
+    """``measurement_identity`` of every measurement ``suite`` plans."""
     planned = []
     for run, cell in suite_cells(suite):
         keyed = run.run_options().keyed()
         planned += [measurement_identity(cell.method, p, cell.dataset, cell.seed, keyed)
                     for p in cell.run_params()]
+    return planned
+
+
+def _plan_matches(plan: tuple, rec: tuple) -> bool:
+    """Whether a record's identity serves a planned one: an option a record does not state
+    (older records) matches any value, and so does a query parameter it does not have."""
+    return plan[0] == rec[0] and plan[2:4] == rec[2:4] \
+        and _same_params(plan[0], plan[1], rec[1]) and all(
+            r[1] == UNSTATED or p[1] == r[1] for p, r in zip(plan[4], rec[4]))
+
+
+def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
+    """(planned measurements no record holds, records the suite does not plan), each a list
+    of ``measurement_identity`` tuples (matched by ``_plan_matches``)."""
+    planned = _planned_identities(suite)
     stored = list(dict.fromkeys(record_identity(r) for r in records))
-
-    def same(plan, rec):
-        return plan[0] == rec[0] and plan[2:4] == rec[2:4] \
-            and _same_params(plan[0], plan[1], rec[1]) and all(
-                r[1] == UNSTATED or p[1] == r[1] for p, r in zip(plan[4], rec[4]))
-
-    missing = [p for p in planned if not any(same(p, r) for r in stored)]
-    extra = [r for r in stored if not any(same(p, r) for p in planned)]
+    missing = [p for p in planned if not any(_plan_matches(p, r) for r in stored)]
+    extra = [r for r in stored if not any(_plan_matches(p, r) for p in planned)]
     return missing, extra
+
+
+def newest_per_planned(suite: Suite, records: list[dict]) -> list[dict]:
+    """``records`` (in order) without those that a newer record of the same planned
+    measurement supersedes. An older record can serve a planned measurement that a newer
+    one serves exactly (it lacks a query parameter or the run options, which match any
+    value), so after a suite re-ran a cell both would otherwise stay in its report, from two
+    commits. Records the suite does not plan are kept."""
+    planned = _planned_identities(suite)
+    served, newest = [], {}
+    for index, record in enumerate(records):
+        rank = (record.get("started_at") or "", index)
+        ident = record_identity(record)
+        plans = [j for j, plan in enumerate(planned) if _plan_matches(plan, ident)]
+        served.append((plans, rank))
+        for j in plans:
+            newest[j] = max(rank, newest.get(j, rank))
+    return [record for record, (plans, rank) in zip(records, served)
+            if not plans or any(newest[j] == rank for j in plans)]
