@@ -12,9 +12,10 @@ from xcbench_linear.held_out import (MIN_HELD_OUT_ROWS, SEARCH_WORK, HeldOutScor
 
 
 def test_candidates_are_the_rules_C_times_powers_of_ten_within_the_bounds():
-    assert candidate_Cs(1000.0) == [10.0, 100.0, 1000.0, 10000.0]
-    assert candidate_Cs(C_MIN) == [C_MIN, 1.0]  # letter: the floor binds
-    assert candidate_Cs(C_MAX) == [100.0, 1000.0, C_MAX]  # leaves100: the ceiling binds
+    assert candidate_Cs(1000.0) == [10.0, 100.0, 1000.0]  # never above the rule's C
+    assert candidate_Cs(1.0) == [C_MIN, 1.0]  # the floor binds
+    assert candidate_Cs(C_MIN) == [C_MIN]  # letter
+    assert candidate_Cs(C_MAX) == [100.0, 1000.0, C_MAX]  # leaves100
 
 
 def test_search_runs_only_where_it_is_cheap():
@@ -86,10 +87,11 @@ def _blobs(n=1500, k=5, d=12, seed=0):
 
 def test_default_fit_takes_the_held_out_choice_and_predicts_with_its_temperature():
     X, y = _blobs()
+    X = 0.1 * X  # the rule's C x 100: 10, so the candidates are 0.1, 1 and 10
     model = Softmax(random_state=0).fit(X, y)
     C, T = model.resolved_params_["C"], model.resolved_params_["temperature"]
     assert C == best_candidate(model.held_out_, 300) and T == model.held_out_[C].temperature
-    assert T != 1.0 and len(model.held_out_) == 2  # the rule says 0.1, the floor: 0.1 and 1
+    assert T != 1.0 and list(model.held_out_) == [0.1, 1.0, 10.0]
     plain = Softmax(C=C, temperature=1.0).fit(X, y)
     scores = X @ plain.weights_ + plain.intercept_
     assert np.allclose(model.log_proba(X, y), log_softmax(scores / T, axis=1)[np.arange(len(y)), y])

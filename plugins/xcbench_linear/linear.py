@@ -161,7 +161,7 @@ class Softmax(_LinearClassifier):
 
     Parameters: ``C`` inverse regularisation strength (``"auto"``: from the weights per
     training row and the rows' spread, see ``defaults.py``, then where cheap the best of
-    that C x 0.01, 0.1, 1, 10 on held-out training rows, see ``held_out.py``),
+    that C x 0.01, 0.1, 1 on held-out training rows, see ``held_out.py``),
     ``temperature`` T, log p = log softmax(s / T) (``"auto"``: fitted to held-out training
     rows where cheap, else 1; it never changes the ranking), ``max_iter`` (``"auto"``: 100,
     or 20 on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
