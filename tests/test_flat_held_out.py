@@ -107,7 +107,7 @@ def test_explicit_C_fits_only_the_temperature_and_explicit_T_skips_the_search():
     assert only_T.resolved_params_["temperature"] > 0
     fixed = Softmax(C=0.5, temperature=2.0).fit(X, y)
     assert not hasattr(fixed, "held_out_") and "temperature" not in fixed.resolved_params_
-    only_C = Softmax(temperature=2.0).fit(X, y)  # the candidates scored at the given T
+    only_C = Softmax(temperature=2.0).fit(0.1 * X, y)  # 3 candidates scored at the given T
     assert {r.temperature for r in only_C.held_out_.values()} == {2.0}
     assert "temperature" not in only_C.resolved_params_
 
@@ -127,3 +127,9 @@ def test_memory_estimate_counts_the_held_out_copy_of_the_rows_only_when_it_is_ma
     big = 10**9 // k + 1  # stored values past SEARCH_WORK: no search, no copy
     assert Softmax().estimate_memory(n, d, big, k) == Softmax(
         C=1.0, temperature=1.0).estimate_memory(n, d, big, k)
+
+
+def test_one_candidate_and_a_given_temperature_fit_nothing_on_held_out_rows():
+    X, y = _blobs()  # the rule says C = 0.1, the floor: the only candidate
+    model = Softmax(temperature=1.5).fit(X, y)
+    assert not hasattr(model, "held_out_") and model.resolved_params_["C"] == 0.1

@@ -237,31 +237,34 @@ class Softmax(_LinearClassifier):
             if want_T:
                 self.resolved_params_["temperature"] = 1.0
             return
-        fit_rows, test_rows = held_out.split_rows(X.shape[0], self.random_state)
         candidates = held_out.candidate_Cs(self._param("C")) if want_C else [self._param("C")]
+        if len(candidates) == 1 and not want_T:  # nothing to choose
+            self.resolved_params_["C"] = candidates[0]
+            return
+        fit_rows, held_rows = held_out.split_rows(X.shape[0], self.random_state)
         given_T = None if want_T else float(self.temperature)
         results = {}
         for i, C in enumerate(candidates):
             self.report_progress(i, len(candidates), f"held-out fit, C = {C:g}")
-            scores, columns = self._held_out_scores(X, y, fit_rows, test_rows, C)
+            scores, columns = self._held_out_scores(X, y, fit_rows, held_rows, C)
             results[C] = held_out.score_held_out(scores, columns, given_T)
-        chosen = held_out.best_candidate(results, len(test_rows))
+        chosen = held_out.best_candidate(results, len(held_rows))
         self.held_out_ = results
         if want_C:
             self.resolved_params_["C"] = chosen
         if want_T:
             self.resolved_params_["temperature"] = results[chosen].temperature
 
-    def _held_out_scores(self, X, y, fit_rows, test_rows, C):
+    def _held_out_scores(self, X, y, fit_rows, held_rows, C):
         """Scores of the held-out rows (n_held, K_fit) by a model of C fitted on the other
         rows, and each held-out row's column in them (-1: a class that fit never saw)."""
         model = Softmax(C=C, max_iter=int(self._param("max_iter")), tol=self.tol,
                         solver=self._param("solver"), temperature=1.0,
                         random_state=self.random_state).fit(X[fit_rows], y[fit_rows],
                                                             self.n_classes_)
-        held_X = X[test_rows]
+        held_X = X[held_rows]
         scores = linear_scores(held_X, 0, held_X.shape[0], model.weights_, model.intercept_)
-        return scores, model._index_of[y[test_rows]]
+        return scores, model._index_of[y[held_rows]]
 
     def _train(self, X, y):
         solver, max_iter = self._param("solver"), int(self._param("max_iter"))
