@@ -20,8 +20,8 @@ error behind C = 10, whose probabilities are in turn too flat (perplexity 5.46 a
   on aloi27d-438 (seed 1) C = 10^4 had 5 points fewer held-out errors than the rule's 1000,
   but on the test rows 0.2 points more, at a perplexity of 26.0 against 17.1.
 
-Then the chosen C is fitted on all training rows and predicts with T. The search costs about
-four fits on 80% of the rows, so it runs only when one fit's work, stored values x classes,
+Then the chosen C is fitted on all training rows and predicts with T. The search costs up to
+three fits on 80% of the rows, so it runs only when one fit's work, stored values x classes,
 is at most ``SEARCH_WORK`` and scikit-learn's lbfgs is the solver (the N x K matrix fits in
 memory, so the held-out scores, a fifth of it, do too), and when at least
 ``MIN_HELD_OUT_ROWS`` rows can be held out. Otherwise C is the rule's and T = 1.
