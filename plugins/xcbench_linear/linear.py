@@ -215,13 +215,18 @@ class Softmax(_LinearClassifier):
         return int(base + 8 * (per_nk * n_samples * n_classes + per_param * n_params)
                    + 32 * n_samples)
 
+    def _held_out_runs(self, n_samples, nnz, n_classes, solver) -> bool:
+        """Whether fit chooses on held-out rows: C or temperature ``"auto"``, on data where
+        ``held_out.search_is_cheap`` (the one test ``fit`` and ``estimate_memory`` share)."""
+        return (self.C == "auto" or self.temperature == "auto") and held_out.search_is_cheap(
+            n_samples, nnz, n_classes, solver)
+
     def _held_out_bytes(self, n_samples, nnz, n_classes, solver) -> int:
         """What the held-out choices add to fit's peak: the held-out fits' copy of the rows
         (at most 12 bytes per stored value, as CSR, plus row pointers); their solver runs
         on fewer rows than the final fit, and the held-out scores, 0.2 n K doubles, are
         below the in-memory solver's own 3 n K."""
-        if (self.C != "auto" and self.temperature != "auto") or not held_out.search_is_cheap(
-                n_samples, nnz, n_classes, solver):
+        if not self._held_out_runs(n_samples, nnz, n_classes, solver):
             return 0
         return 12 * nnz + 8 * n_samples
 
@@ -229,11 +234,8 @@ class Softmax(_LinearClassifier):
         """C (when ``"auto"``) and temperature (when ``"auto"``) from fits on held-out
         training rows where ``held_out.search_is_cheap``; otherwise the rule's C and T = 1."""
         want_C, want_T = self.C == "auto", self.temperature == "auto"
-        if not (want_C or want_T):
-            return
-        cheap = held_out.search_is_cheap(shape.n_samples, shape.nnz, len(self.classes_),
-                                         self._param("solver"))
-        if not cheap or len(self.classes_) < 2:
+        if len(self.classes_) < 2 or not self._held_out_runs(
+                shape.n_samples, shape.nnz, len(self.classes_), self._param("solver")):
             if want_T:
                 self.resolved_params_["temperature"] = 1.0
             return

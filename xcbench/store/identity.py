@@ -43,13 +43,18 @@ def newest_per_measurement(records: list[dict]) -> list[dict]:
     newest: dict = {}
     for index, record in enumerate(records):
         ident = record_identity(record)
-        rank = (record.get("started_at") or "", index)
+        rank = newness(record, index)
         if ident not in newest or rank >= newest[ident][0]:
             newest[ident] = (rank, index, record)
-    stated_at: dict = {}  # (method, params, dataset, seed) -> newest rank with options stated
+    stated: dict = {}  # (method, params, dataset, seed) -> newest rank of a record with options
     for ident, (rank, _, record) in newest.items():
         if record.get("run_options"):
-            stated_at[ident[:4]] = max(rank, stated_at.get(ident[:4], rank))
-    kept = [v for ident, v in newest.items()
-            if v[2].get("run_options") or not stated_at.get(ident[:4], ("", -1)) > v[0]]
+            stated[ident[:4]] = max(rank, stated.get(ident[:4], rank))
+    kept = [(rank, index, record) for ident, (rank, index, record) in newest.items()
+            if record.get("run_options") or stated.get(ident[:4], rank) <= rank]
     return [record for _, _, record in sorted(kept, key=lambda v: v[1])]
+
+
+def newness(record: dict, index: int) -> tuple:
+    """How new a record is, to compare: its ``started_at``, then its place in the file."""
+    return (record.get("started_at") or "", index)

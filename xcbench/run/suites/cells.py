@@ -1,7 +1,7 @@
 """A parsed suite's cells (checked before any work), and how they match stored records."""
 from __future__ import annotations
 
-from ...store.identity import UNSTATED, measurement_identity, record_identity
+from ...store.identity import UNSTATED, measurement_identity, newness, record_identity
 from .spec import Suite, SuiteError
 
 
@@ -95,7 +95,7 @@ def newest_per_planned(suite: Suite, records: list[dict]) -> list[dict]:
     planned = _planned_identities(suite)
     served, newest = [], {}
     for index, record in enumerate(records):
-        rank = (record.get("started_at") or "", index)
+        rank = newness(record, index)
         ident = record_identity(record)
         plans = [j for j, plan in enumerate(planned) if _plan_matches(plan, ident)]
         served.append((plans, rank))
