@@ -10,9 +10,11 @@ from xcbench.run.runner import execute_plan
 from xcbench.store.results import ResultStore
 
 
-def _record(commit, host, dirty=False):
-    return {"code": {"commit": commit, "dirty": dirty}, "environment": {"host": host,
-                                                                         "cpu": "CPU"}}
+def _record(commit, host, dirty=False, platform=None):
+    environment = {"host": host, "cpu": "CPU"}
+    if platform:
+        environment |= {"platform": f"{platform}-x86_64-with-glibc2.36", "machine": "x86_64"}
+    return {"code": {"commit": commit, "dirty": dirty}, "environment": environment}
 
 
 def test_provenance_line_names_commits_and_machines():
@@ -21,6 +23,16 @@ def test_provenance_line_names_commits_and_machines():
     mixed = one + [_record("b" * 40, "vm", dirty=True)]
     assert provenance_line(mixed) == ("Made at commits aaaaaaa (3 records) and bbbbbbb+dirty "
                                       "(1 record), on vm.")
+
+
+def test_provenance_line_tells_apart_hosts_of_the_same_name_by_platform():
+    """Cloned virtual machines all call themselves "vm": the platform names each one."""
+    fast = [_record("a" * 40, "vm", platform="Linux-6.18-fc-v50")] * 2
+    slow = [_record("a" * 40, "vm", platform="Linux-6.18-fc-v657")]
+    assert provenance_line(fast) == "Made at commit aaaaaaa, on vm (Linux-6.18-fc-v50)."
+    assert provenance_line(fast + slow) == (
+        "Made at commit aaaaaaa, on vm (Linux-6.18-fc-v50) (2 records) and "
+        "vm (Linux-6.18-fc-v657) (1 record).")
 
 
 def test_p_text():
