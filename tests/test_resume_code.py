@@ -195,3 +195,43 @@ def test_a_record_without_run_options_is_superseded_by_a_newer_one_of_its_cell()
     assert newest_per_measurement([new, later_old]) == [new, later_old]
     two_threads = record("2026-02-02", {**stated, "threads": 2})  # stated records: options
     assert newest_per_measurement([old, new, two_threads]) == [new, two_threads]  # count
+
+
+def test_cli_retire_unplanned_moves_what_an_edited_suite_no_longer_plans(tmp_path, capsys):
+    """After a grid value leaves the suite file, its records leave results.jsonl for
+    retired.jsonl (raw outputs kept); the planned records stay; nothing runs."""
+    from xcbench.cli import main
+
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE)
+    out = tmp_path / "res"
+    assert main(["run", "--suite", str(path), "--only", "softmax", "--quiet", "--no-report",
+                 "--out", str(out)]) == 0
+    store = ResultStore(out)
+    before = {r["params"]["C"]: r for r in store.records()}
+    path.write_text(SUITE.replace("C = [0.1, 1]", "C = [1]"))
+    assert main(["run", "--suite", str(path), "--only", "softmax", "--retire-unplanned",
+                 "--out", str(out)]) == 2
+    assert "drop --only" in capsys.readouterr().err
+    assert main(["run", "--suite", str(path), "--retire-unplanned", "--out", str(out)]) == 0
+    assert "moved 1 record(s)" in capsys.readouterr().out
+    assert [r["params"]["C"] for r in store.records()] == [1]
+    retired = ResultStore(out / "retired.jsonl").records()
+    assert [r["key"] for r in retired] == [before[0.1]["key"]]
+    assert (out / before[0.1]["raw"]).exists()
+    assert main(["run", "--suite", str(path), "--retire-unplanned", "--out", str(out)]) == 0
+    assert "moved 0 record(s)" in capsys.readouterr().out
+
+
+def test_store_retire_keeps_unreadable_lines_and_order(tmp_path):
+    store = ResultStore(tmp_path)
+    rows = [{"schema_version": 2, "key": k, "method": "m", "params": {}, "dataset": "d",
+             "seed": 0, "status": "ok"} for k in "abc"]
+    store.append_many(rows)
+    with open(store.path, "a") as f:
+        f.write("not json\n")
+    assert store.retire(lambda r: r["key"] == "b") == 1
+    assert store.path.read_text().splitlines()[-1] == "not json"
+    with pytest.warns(UserWarning, match="corrupt"):
+        assert [r["key"] for r in store.records()] == ["a", "c"]
+    assert [r["key"] for r in ResultStore(tmp_path / "retired.jsonl").records()] == ["b"]

@@ -47,8 +47,9 @@ def cmd_run(args) -> int:
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     if args.suite:
         return _run_suite(args, retry, command)
-    if args.only or args.dry_run:
-        raise ValueError("--only and --dry-run work on a suite: use them with --suite")
+    if args.only or args.dry_run or args.retire_unplanned:
+        raise ValueError("--only, --dry-run and --retire-unplanned work on a suite: use them "
+                         "with --suite")
     methods, datasets = split(args.methods), split(args.dataset)
     try:
         seeds = [int(s) for s in split(args.seeds)]
@@ -95,9 +96,14 @@ def _run_suite(args, retry, command) -> int:
 
         overrides["memory_limit"] = parse_size(args.memory_limit)
     suite = load_suite(args.suite)
+    if args.retire_unplanned and args.only:
+        raise ValueError("--retire-unplanned judges records against the whole suite: drop "
+                         "--only")
     if args.only:
         suite = suite.only(args.only)
     out = args.out if args.out != args.defaults["out"] else (suite.out or args.out)
+    if args.retire_unplanned:
+        return _retire_unplanned(suite, out)
     if args.dry_run:
         return _print_plan(suite, out)
     outcome = execute_suite(suite, out, progress=not args.quiet, command=command,
@@ -133,7 +139,21 @@ def _print_plan(suite, out) -> int:
     if (Path(out) / "results.jsonl").exists():
         missing, extra = plan_vs_records(suite, ResultStore(out).latest())
         print(f"{out}: {total - len(missing)} of the {total} planned measurement(s) have a "
-              f"record (any code); {len(extra)} record(s) there are not in the suite")
+              f"record (any code); {len(extra)} record(s) there are not in the suite"
+              + (" (--retire-unplanned moves them aside)" if extra else ""))
+    return EXIT_OK
+
+
+def _retire_unplanned(suite, out) -> int:
+    """``--retire-unplanned``: move the records of ``out`` that the suite does not plan
+    (e.g. after a row of the suite file changed) to ``out/retired.jsonl``; run nothing."""
+    from ..run.suites import planned_test
+    from ..store.results import RETIRED_FILE, ResultStore
+
+    planned = planned_test(suite)
+    moved = ResultStore(out).retire(lambda record: not planned(record))
+    print(f"{out}: moved {moved} record(s) the suite does not plan to {out}/{RETIRED_FILE} "
+          "(their raw outputs stay in raw/)")
     return EXIT_OK
 
 
@@ -206,6 +226,10 @@ def add_parser(sub) -> None:
     run.add_argument("--dry-run", action="store_true",
                      help="with --suite: check the suite, print its runs' cells and how many "
                           "already have a record in OUT; run nothing")
+    run.add_argument("--retire-unplanned", action="store_true",
+                     help="with --suite: move the records in OUT that the suite does not plan "
+                          "(left by an edited suite file) to OUT/retired.jsonl, so its report "
+                          "shows the suite's measurements only; run nothing")
     run.add_argument("--resume", action="store_true",
                      help="skip cells that already have a record made by this code in OUT "
                           "(re-run only missing ones, and those made by other code)")

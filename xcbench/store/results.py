@@ -36,6 +36,7 @@ REQUIRED_FIELDS = ("schema_version", "key", "method", "params", "dataset", "seed
 RESULTS_FILE = "results.jsonl"
 RAW_DIR = "raw"
 LOCK_FILE = ".results.lock"
+RETIRED_FILE = "retired.jsonl"  # records moved out of a store by ResultStore.retire
 #: errno values that mean the disk (or the file size limit) is full
 FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 
@@ -144,6 +145,41 @@ class ResultStore:
                     continue
                 out.append(record)
         return out
+
+    def retire(self, leaves) -> int:
+        """Move the records for which ``leaves(record)`` is true from the results file to
+        ``retired.jsonl`` beside it (appended; their raw outputs stay in ``raw/``), under the
+        store lock; returns how many moved. Unreadable lines stay where they are. The moved
+        lines are written and synced before the results file is replaced, so a crash in
+        between leaves a record in both files, never in neither."""
+        with self.lock():
+            if not self.path.exists():
+                return 0
+            keep, move = [], []
+            for line in self.path.read_bytes().splitlines(keepends=True):
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    record = None
+                gone = isinstance(record, dict) and not _unreadable(record) and leaves(record)
+                (move if gone else keep).append(line if line.endswith(b"\n") else line + b"\n")
+            if not move:
+                return 0
+            with open(self.path.parent / RETIRED_FILE, "ab") as f:
+                f.write(b"".join(move))
+                f.flush()
+                os.fsync(f.fileno())
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".results.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(b"".join(keep))
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            return len(move)
 
     def raw_path(self, key: str) -> Path:
         """Where the raw outputs of record ``key`` are kept."""

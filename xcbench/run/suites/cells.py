@@ -86,6 +86,12 @@ def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
     return missing, extra
 
 
+def planned_test(suite: Suite):
+    """A function of a record: does ``suite`` plan its measurement (``_plan_matches``)?"""
+    planned = _planned_identities(suite)
+    return lambda record: any(_plan_matches(p, record_identity(record)) for p in planned)
+
+
 def newest_per_planned(suite: Suite, records: list[dict]) -> list[dict]:
     """``records`` (in order) without those that a newer record of the same planned
     measurement supersedes. An older record can serve a planned measurement that a newer
