@@ -105,7 +105,7 @@ def _run_suite(args, retry, command) -> int:
     if args.retire_unplanned:
         return _retire_unplanned(suite, out)
     if args.dry_run:
-        return _print_plan(suite, out)
+        return _print_plan(suite, out, whole=not args.only)
     outcome = execute_suite(suite, out, progress=not args.quiet, command=command,
                             option_overrides=overrides,
                             resume=args.resume, data_dir=args.data_dir,
@@ -120,7 +120,7 @@ def _run_suite(args, retry, command) -> int:
                    select=lambda records: newest_per_planned(suite, records))
 
 
-def _print_plan(suite, out) -> int:
+def _print_plan(suite, out, whole: bool = True) -> int:
     """``--dry-run``: each run's cells and measurements, and how the plan matches the
     records already in ``out`` (any code)."""
     from pathlib import Path
@@ -140,7 +140,7 @@ def _print_plan(suite, out) -> int:
         missing, extra = plan_vs_records(suite, ResultStore(out).latest())
         print(f"{out}: {total - len(missing)} of the {total} planned measurement(s) have a "
               f"record (any code); {len(extra)} record(s) there are not in the suite"
-              + (" (--retire-unplanned moves them aside)" if extra else ""))
+              + (" (--retire-unplanned moves them aside)" if extra and whole else ""))
     return EXIT_OK
 
 
