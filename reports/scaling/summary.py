@@ -62,12 +62,11 @@ def main() -> None:
         if isinstance(d.get("1k"), dict) and isinstance(d.get("100k"), dict) \
                 and d["1k"]["commit"] == d["100k"]["commit"]:  # not across code changes
             ratio = f'{d["100k"]["p50"] / d["1k"]["p50"]:.2f}'
-        sizes = ("1k", "10k", "100k")
-        print(f"| {name} | " + " / ".join(f(d, k, "{err:.1f}") for k in sizes) + " | "
-              + " / ".join(f(d, k, "{p50:.3g}") for k in sizes) + f" | {ratio} | "
-              + " / ".join(f(d, k, "{fit:.0f}") for k in sizes) + " | "
+        print(f"| {name} | " + " / ".join(f(d, k, "{err:.1f}") for k in SIZES.values()) + " | "
+              + " / ".join(f(d, k, "{p50:.3g}") for k in SIZES.values()) + f" | {ratio} | "
+              + " / ".join(f(d, k, "{fit:.0f}") for k in SIZES.values()) + " | "
               + f(d, "100k", "{rss:.2f}") + " | " + f(d, "100k", "{mb:.0f}") + " | "
-              + " / ".join(f(d, k, "{commit}") for k in sizes) + " |")
+              + " / ".join(f(d, k, "{commit}") for k in SIZES.values()) + " |")
 
 
 if __name__ == "__main__":

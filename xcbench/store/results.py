@@ -169,16 +169,8 @@ class ResultStore:
                 f.write(b"".join(move))
                 f.flush()
                 os.fsync(f.fileno())
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".results.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(b"".join(keep))
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            _replace_atomically(self.path, lambda f: f.write(b"".join(keep)),
+                                prefix=".results.", suffix=".tmp")
             return len(move)
 
     def raw_path(self, key: str) -> Path:
@@ -190,21 +182,15 @@ class ResultStore:
         the store's folder, as recorded in the record's ``raw`` field."""
         self.raw_dir.mkdir(parents=True, exist_ok=True)
         target = self.raw_path(key)
-        fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(key), suffix=".tmp.npz",
-                                   dir=self.raw_dir)
         try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez_compressed(f, **{k: v for k, v in arrays.items() if v is not None})
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise StoreWriteError(exc.errno, f"{target}: the raw outputs were not stored: "
-                                      f"{_why(exc)}; nothing half-written was left. Free some "
-                                      "space, then rerun with --resume") from exc
-            raise
+            _replace_atomically(
+                target, lambda f: np.savez_compressed(
+                    f, **{k: v for k, v in arrays.items() if v is not None}),
+                prefix=temporary_prefix(key), suffix=".tmp.npz")
+        except OSError as exc:
+            raise StoreWriteError(exc.errno, f"{target}: the raw outputs were not stored: "
+                                  f"{_why(exc)}; nothing half-written was left. Free some "
+                                  "space, then rerun with --resume") from exc
         return f"{RAW_DIR}/{target.name}"
 
     def remove_stale_temporaries(self) -> list[str]:
@@ -252,6 +238,21 @@ class ResultStore:
                 row[f"path_cost_{k}"] = v
             rows.append(row)
         return pd.DataFrame(rows)
+
+
+def _replace_atomically(target: Path, write, prefix: str, suffix: str) -> None:
+    """Replace ``target`` by what ``write(binary file)`` writes: into a temporary beside it,
+    synced, then renamed over it; the temporary is removed if anything fails."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _unreadable(record) -> str | None:
