@@ -344,6 +344,25 @@ def test_structure_size_counts_the_nodes_and_depth_build_structure_makes(K, bran
     assert structure_size(K, branching) == (tree.n_nodes, tree.depth)
 
 
+@pytest.mark.parametrize("K, leaf_size", [(1000, 100), (10000, 100), (50, 100), (257, 64)])
+def test_leaf_size_makes_parabel_trees(K, leaf_size):
+    """branching=2 with leaf_size: binary splits until a node holds at most leaf_size
+    classes, whose children are then its classes; structure_size counts the same tree."""
+    tree = build_structure(K, 2, random_splitter(np.random.default_rng(0)), leaf_size=leaf_size)
+    arity = np.diff(tree.child_ptr)
+    internal = tree.node_label < 0
+    last = internal & np.array([np.all(tree.node_label[tree.children[tree.child_ptr[v]:
+                                                                     tree.child_ptr[v + 1]]] >= 0)
+                                for v in range(tree.n_nodes)])
+    assert np.all(arity[internal & ~last] == 2)
+    assert np.all(arity[last] <= leaf_size)
+    assert arity[last].max() > leaf_size // 2 or K <= leaf_size
+    assert sorted(tree.node_label[tree.node_label >= 0]) == list(range(K))
+    assert structure_size(K, 2, leaf_size) == (tree.n_nodes, tree.depth)
+    with pytest.raises(ValueError, match="leaf_size"):
+        build_structure(K, 2, random_splitter(np.random.default_rng(0)), leaf_size=1)
+
+
 @pytest.mark.parametrize("params", [{"loss": "softmax"}, {"loss": "independent", "prune": 0.01},
                                     {"loss": "hinge"}])
 def test_liblinear_memory_estimate_covers_the_weights_kept(params):

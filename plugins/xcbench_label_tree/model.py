@@ -49,6 +49,13 @@ OVR_KEPT = {"hinge": 1.8, "logistic": 1.8}
 _NO_TABLE = np.zeros(1)  # the embedding map's place in the kernels' arguments, when unused
 
 
+def path_rows(branching, depth, leaf_size=None):
+    """Node rows (children scored) on a root-to-leaf path of a tree of this branching and
+    depth: branching per level, the last level up to ``leaf_size`` children."""
+    depth = max(int(depth), 1)
+    return branching * (depth - 1) + max(branching, leaf_size or 0)
+
+
 def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
     """Weights ``bits="csr"`` keeps, estimated. ``pairs`` is the bound (each input nonzero
     feeds at most ``branching`` child rows per level) and is the estimate for the softmax
@@ -108,6 +115,10 @@ class LabelTree(Method):
         paper's experiments).
     max_depth : levels below the root at most (None: no limit); a node at the last level
         has its classes as children, however many.
+    leaf_size : None, or a node with at most this many classes has them as children (one
+        one-vs-rest node over them) instead of being split further: Parabel's shape is
+        ``structure="kmeans", branching=2, leaf_size=100`` (binary splits down to nodes of
+        at most 100 classes).
     loss : "tree" (Relaxation 2: shared slack over all depths, the paper's proposal),
         "independent" (Relaxation 1: a hinge per node), "softmax" (not in the paper: the
         cross-entropy of each path node against its siblings; a probability model, so
@@ -154,6 +165,7 @@ class LabelTree(Method):
         "structure": [StrOptions(set(STRUCTURES) | {"auto"})],
         "branching": [Interval(Integral, 2, None, closed="left"), StrOptions({"sqrt", "auto"})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "leaf_size": [Interval(Integral, 2, None, closed="left"), None],
         "loss": [StrOptions(set(LOSS_CODES) | set(defaults.OVR_LOSSES) | {"auto"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -174,10 +186,11 @@ class LabelTree(Method):
     def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
                  epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
                  bits="auto", normalize="auto", n_trees="auto", beam="auto", holdout=0.2,
-                 confusion_iter=50, random_state=None):
+                 confusion_iter=50, random_state=None, leaf_size=None):
         self.structure = structure
         self.branching = branching
         self.max_depth = max_depth
+        self.leaf_size = leaf_size
         self.loss = loss
         self.epochs = epochs
         self.lr = lr
@@ -288,7 +301,8 @@ class LabelTree(Method):
         """One tree: its structure from this rng's draws, then its node scorers."""
         max_depth = self._p("max_depth")
         tree = build_structure(self.n_classes_, self.branching_,
-                               self._split(X, y, self.n_classes_, rng), max_depth=max_depth)
+                               self._split(X, y, self.n_classes_, rng), max_depth=max_depth,
+                               leaf_size=self.leaf_size)
         path_cost = path_arity_sums(tree) + self._width
         if self._p("solver") == "liblinear":
             if self.C_probe_ is None:
@@ -455,7 +469,7 @@ class LabelTree(Method):
         """(row, feature) pairs training can touch: each example reaches about
         branching x depth node rows (or d_e rows) with its nonzeros."""
         nnz = X.nnz if sp.issparse(X) else X.size
-        rows = self._width or self.branching_ * max(tree.depth, 1)
+        rows = self._width or path_rows(self.branching_, tree.depth, self.leaf_size)
         return min(float(nnz) * rows, float(tree.n_nodes) * X.shape[1])
 
     def _initial_table(self, size, rng):
@@ -592,16 +606,17 @@ class LabelTree(Method):
             depth = int(self._p("max_depth") or math.ceil(math.log2(max(n_classes, 2))))
             n_nodes = 2 * n_classes
         else:
-            n_nodes, depth = structure_size(n_classes, branching)
+            n_nodes, depth = structure_size(n_classes, branching, self.leaf_size)
         depth = max(depth, 1)
         width = self._width
         rows = width or n_nodes
-        pairs = min(float(nnz) * (width or branching * depth),
+        pairs = min(float(nnz) * (width or path_rows(branching, depth, self.leaf_size)),
                     float(n_nodes) * n_features)
         phase = 0  # the node-by-node fit's transient bytes (after the structure's)
         if self._p("solver") == "liblinear":
             total, phase = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes,
-                                                branching, depth, pairs, n_trees)
+                                                max(branching, self.leaf_size or 0), depth,
+                                                pairs, n_trees)
         else:
             total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
         total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure

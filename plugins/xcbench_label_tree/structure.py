@@ -63,10 +63,12 @@ class LabelTreeStructure:
 
 
 def build_structure(n_classes: int, branching: int, split, max_depth: int | None = None,
-                    ) -> LabelTreeStructure:
+                    leaf_size: int | None = None) -> LabelTreeStructure:
     """Split the root's classes recursively with ``split(labels, n_parts) -> list of arrays``
-    until every label set is a single class; children of a node with at most ``branching``
-    classes, or at depth ``max_depth - 1`` (root: depth 0), are its classes' leaves, so no
+    until every label set is a single class; children of a node with at most
+    max(``branching``, ``leaf_size``) classes (Parabel's leaves: a binary tree whose last
+    nodes hold up to ``leaf_size`` classes), or at depth ``max_depth - 1`` (root: depth 0),
+    are its classes' leaves, so no
     leaf is deeper than ``max_depth`` unless a node there holds more than
     ``LAST_LEVEL_CAP`` x ``branching`` classes: it is split further, so that no node's
     children (and its node model: children x active features) grow with K. A split into
@@ -76,6 +78,9 @@ def build_structure(n_classes: int, branching: int, split, max_depth: int | None
         raise ValueError(f"branching must be >= 2, got {branching}")
     if max_depth is not None and max_depth < 1:
         raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+    if leaf_size is not None and leaf_size < 2:
+        raise ValueError(f"leaf_size must be >= 2, got {leaf_size}")
+    whole = max(branching, leaf_size or 0)  # a node of at most this many classes ends
     sets = [np.arange(n_classes, dtype=np.int64)]
     parent, kids, depth = [-1], [[]], [0]
     fallback = np.random.default_rng(0)
@@ -85,7 +90,7 @@ def build_structure(n_classes: int, branching: int, split, max_depth: int | None
         if len(labels) > 1:
             last = (max_depth is not None and depth[node] >= max_depth - 1
                     and len(labels) <= LAST_LEVEL_CAP * branching)
-            if len(labels) <= branching or last:
+            if len(labels) <= whole or last:
                 parts = [labels[i:i + 1] for i in range(len(labels))]
             else:
                 parts = [p for p in split(labels, branching) if len(p)]
@@ -119,16 +124,18 @@ def build_structure(n_classes: int, branching: int, split, max_depth: int | None
     return LabelTreeStructure(child_ptr, children, parent, node_label, path_ptr, path_node)
 
 
-def structure_size(n_classes: int, branching: int) -> tuple[int, int]:
+def structure_size(n_classes: int, branching: int, leaf_size: int | None = None,
+                   ) -> tuple[int, int]:
     """(nodes, depth) of the tree ``build_structure`` makes with a balanced split (parts of
     near-equal size, as every splitter here gives), counted without building it."""
+    whole = max(branching, leaf_size or 0)
     from functools import lru_cache
 
     @lru_cache(maxsize=None)
     def size(n):
         if n <= 1:
             return 1, 0
-        if n <= branching:
+        if n <= whole:
             return 1 + n, 1
         big, n_big = n // branching + 1, n % branching
         nodes_big, depth_big = size(big) if n_big else (0, 0)
