@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from report_records import record, write_store
 from xcbench.cli import EXIT_NOT_STORED, main
 from xcbench.store import results as store_results
 from xcbench.store.claims import CellClaims
@@ -103,6 +104,27 @@ def test_temporaries_of_dead_processes_are_removed_and_the_others_kept(tmp_path)
     assert store.remove_stale_temporaries() == [names["dead"]]
     assert sorted(p.name for p in store.raw_dir.iterdir()) == sorted(
         [names["alive"], names["other host"], names["record"]])
+
+
+def test_a_retire_killed_before_its_rename_leaves_a_temporary_the_next_run_removes(
+        tmp_path, monkeypatch):
+    """Before: retire's temporary beside results.jsonl was not named after its process, and
+    only raw/ was scanned, so a retire killed mid-way left it for good."""
+    import tempfile
+
+    store = ResultStore(tmp_path / "out")
+    store.path.parent.mkdir(parents=True)
+    write_store(store.path.parent, [record("softmax")])
+    made = []
+    real_mkstemp = tempfile.mkstemp
+    monkeypatch.setattr(tempfile, "mkstemp", lambda **kw: made.append(kw) or real_mkstemp(**kw))
+    assert store.retire(lambda record: True) == 1
+    assert made and made[-1]["prefix"] == f".results.{HOST}.{os.getpid()}."
+    dead = _dead_pid()
+    left = store.path.parent / f".results.{HOST}.{dead}.abc.tmp"  # as a kill leaves it
+    left.write_text("partial")
+    assert store.remove_stale_temporaries() == [left.name]
+    assert not left.exists() and store.path.exists()
 
 
 def test_a_finished_run_removes_the_claims_a_killed_run_left(tmp_path):

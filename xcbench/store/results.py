@@ -170,7 +170,7 @@ class ResultStore:
                 f.flush()
                 os.fsync(f.fileno())
             _replace_atomically(self.path, lambda f: f.write(b"".join(keep)),
-                                prefix=".results.", suffix=".tmp")
+                                prefix=temporary_prefix("results"), suffix=".tmp")
             return len(move)
 
     def raw_path(self, key: str) -> Path:
@@ -194,9 +194,11 @@ class ResultStore:
         return f"{RAW_DIR}/{target.name}"
 
     def remove_stale_temporaries(self) -> list[str]:
-        """Remove the raw outputs' temporaries left by killed runs of this host (their
-        process is gone); return their names."""
-        return remove_stale_temporaries(self.raw_dir)
+        """Remove the temporaries left by killed runs of this host (their process is gone):
+        the raw outputs' and the results file's (a ``retire`` stopped before its rename);
+        return their names."""
+        return (remove_stale_temporaries(self.raw_dir)
+                + remove_stale_temporaries(self.path.parent))
 
     def load_raw(self, record: dict) -> dict | None:
         """The raw outputs of ``record`` as {name: array}, or None if it has none."""
