@@ -1,6 +1,7 @@
 """Beam search decoding, ensembles, Bonsai-style wide unbalanced trees, one-vs-rest node
 classifiers and the defaults by rule of label_tree / label_embedding_tree."""
 import copy
+import dataclasses
 import pickle
 
 import numpy as np
@@ -244,6 +245,46 @@ def test_defaults_on_sparse_data_pick_bonsai_shaped_trees():
     for k, depth in ((10, 2), (10_000, 2), (10_001, 3), (1_000_000, 3)):
         shape = defaults.DataShape(100_000, 50_000, 16.0, k, True, 1.0)
         assert defaults.resolve(shape, AUTO_LT)["max_depth"] == depth
+
+
+# ptb-sparse's shape: 803,522 rows, D = 30,000, 3 nonzeros per row, K = 1e4, Zipf labels
+SPARSE_SKEWED = defaults.DataShape(803_522, 30_000, 3.0, 10_000, True, 4165.0, 0.72)
+
+
+def test_defaults_on_sparse_skewed_labels_pick_parabel_shaped_trees():
+    """Next-word data (label entropy under 0.8): balanced binary 2-means down to nodes of
+    at most 100 classes, Parabel's beam of 10; balanced labels keep Bonsai's shape."""
+    params = {**AUTO_LT, "leaf_size": "auto"}
+    skewed = defaults.resolve(SPARSE_SKEWED, params)
+    assert skewed["structure"] == "kmeans" and skewed["branching"] == 2
+    assert skewed["leaf_size"] == 100 and skewed["max_depth"] is None
+    assert skewed["solver"] == "liblinear" and skewed["loss"] == "hinge"
+    assert skewed["beam"] == 10 and skewed["n_trees"] == 3
+    balanced = defaults.resolve(dataclasses.replace(SPARSE_SKEWED, label_entropy=0.95), params)
+    assert balanced["structure"] == "kmeans_unbalanced" and balanced["branching"] == 100
+    assert balanced["leaf_size"] is None and balanced["beam"] == 2
+    assert defaults.resolve(SPARSE_BIG, params)["leaf_size"] is None
+    # given parameters win: a chosen structure keeps its own shape and the beam of 2
+    chosen = defaults.resolve(SPARSE_SKEWED, {**params, "structure": "kmeans_unbalanced"})
+    assert chosen["branching"] == 100 and chosen["leaf_size"] is None and chosen["beam"] == 2
+    # dense skewed data (ptb) trains by SGD: no Parabel shape
+    dense = defaults.resolve(dataclasses.replace(SPARSE_SKEWED, sparse=False,
+                                                 n_features=150, nnz_per_row=150.0), params)
+    assert dense["solver"] == "sgd" and dense["leaf_size"] is None
+    assert defaults.binary_depth(10_000, 100) == 8 and defaults.binary_depth(50, 100) == 1
+
+
+def test_a_parabel_shaped_model_fits_and_decodes_with_a_beam_of_ten():
+    rng = np.random.default_rng(0)
+    n, K = 4000, 300
+    y = np.minimum(rng.zipf(1.3, n) - 1, K - 1)  # next-word-like: a few frequent labels
+    X = sp.random(n, 400, density=0.01, random_state=0, format="csr")
+    X = (X + sp.csr_matrix((np.ones(n), (np.arange(n), y % 400)), shape=(n, 400))).tocsr()
+    m = make_method("label_tree", random_state=0).fit(X, y, n_classes=K)
+    assert m.resolved_params_["structure"] == "kmeans" and m.resolved_params_["leaf_size"] == 100
+    stats = m.stats()
+    assert stats["beam"] == 10 and stats["arity_max"] <= 100 and stats["depth"] >= 3
+    assert (m.predict(X) == y).mean() > 0.5
 
 
 def test_defaults_on_dense_data_and_for_the_papers_losses():

@@ -34,6 +34,10 @@ AUTO_TREES = 3  # the most trees the defaults average
 FIT_BUDGET_SECONDS = 1800.0
 TREE_SECONDS_PER_VALUE_LEVEL = 771.0 / (1.6e7 * 4)
 AUTO_BEAM = 2  # the beam of a tree with one-vs-rest or softmax nodes
+# Parabel's shape (Prabhu et al. 2018, Omikuji's defaults), the sparse trees' default on
+# skewed labels: balanced binary 2-means splits down to nodes of at most PARABEL_LEAF
+# classes, decoded with Parabel's beam (its binary levels need a wider beam than 2)
+PARABEL_BRANCHING, PARABEL_LEAF, PARABEL_BEAM = 2, 100, 10
 # the SGD step size: the paper's 0.1, and 0.02 for the embedding tree on sparse data, where
 # 0.1 let the V_s of wide nodes drift to one direction (docs/methods/label-trees.md)
 SGD_LR, EMBEDDING_SPARSE_LR = 0.1, 0.02
@@ -111,7 +115,15 @@ def _liblinear_depth(shape: DataShape, params: dict):
     ``max_depth`` when given, the unbalanced tree's on sparse data, else None (unlimited)."""
     if isinstance(params.get("max_depth"), int):
         return params["max_depth"]
+    if isinstance(params.get("leaf_size"), int) and params.get("branching") == 2:
+        return binary_depth(shape.n_classes, params["leaf_size"])
     return unbalanced_depth(shape.n_classes, WIDE) if shape.sparse else None
+
+
+def binary_depth(n_classes: int, leaf_size: int) -> int:
+    """Levels of a balanced binary tree whose last nodes hold at most ``leaf_size``
+    classes (Parabel's shape): the binary splits, and the leaves' level."""
+    return max(0, math.ceil(math.log2(max(n_classes, 1) / leaf_size))) + 1
 
 
 def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
@@ -137,11 +149,19 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         # on ptb: 95.1% top-1 error with the hinge, docs/methods/label-trees.md)
         p["loss"] = ("hinge" if p.get("solver") == "liblinear" else
                      "softmax" if skewed_labels(shape.label_entropy) else "tree")
+    parabel = False
     if p.get("structure") == AUTO:
-        # wide unbalanced trees (Bonsai) where the node solver can fit wide nodes; the
-        # SGD trees and dense data keep the balanced k-means tree
-        p["structure"] = ("kmeans_unbalanced" if p.get("solver") == "liblinear"
-                          and shape.sparse else "kmeans")
+        # wide unbalanced trees (Bonsai) where the node solver can fit wide nodes, or on
+        # skewed labels (next-word data) Parabel's balanced binary trees; the SGD trees and
+        # dense data keep the balanced k-means tree (docs/methods/label-trees.md, "The
+        # shape on skewed labels")
+        node_by_node = p.get("solver") == "liblinear" and shape.sparse
+        parabel = node_by_node and skewed_labels(shape.label_entropy)
+        p["structure"] = ("kmeans" if parabel or not node_by_node else "kmeans_unbalanced")
+    if p.get("leaf_size") == AUTO:
+        p["leaf_size"] = PARABEL_LEAF if parabel else None
+    if parabel and p.get("branching") == AUTO:
+        p["branching"] = PARABEL_BRANCHING
     if p.get("branching") == AUTO:
         p["branching"] = WIDE if p["structure"] == "kmeans_unbalanced" else "sqrt"
     if p.get("max_depth") == AUTO:
@@ -178,6 +198,8 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         # one or an ensemble: the greedy descent lost 0.3-4 points to it on
         # synthetic-sparse-1k / 10k / 100k, wider beams gained at most 0.4 more at up to
         # twice the cost (docs/methods/label-trees.md)
+        # a Parabel-shaped tree (binary levels down to leaf_size-wide nodes): Parabel's 10
         scored = p.get("loss") in OVR_LOSSES + ("softmax",)
-        p["beam"] = AUTO_BEAM if scored else 1
+        binary = p.get("branching") == PARABEL_BRANCHING and p.get("leaf_size")
+        p["beam"] = (PARABEL_BEAM if binary else AUTO_BEAM) if scored else 1
     return p

@@ -40,7 +40,7 @@ NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node,
 SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
                "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
                "logistic": kernels.LOG_SIGMOID}
-AUTO_PARAMS = ("structure", "branching", "max_depth", "loss", "solver", "C", "prune", "bits",
+AUTO_PARAMS = ("structure", "branching", "max_depth", "leaf_size", "loss", "solver", "C", "prune", "bits",
                "normalize", "n_trees", "beam", "lr", "embedding_dim")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
@@ -118,7 +118,8 @@ class LabelTree(Method):
     leaf_size : None, or a node with at most this many classes has them as children (one
         one-vs-rest node over them) instead of being split further: Parabel's shape is
         ``structure="kmeans", branching=2, leaf_size=100`` (binary splits down to nodes of
-        at most 100 classes).
+        at most 100 classes). "auto": 100 where the rule picks Parabel's shape (sparse
+        data with skewed labels and LIBLINEAR nodes), else None.
     loss : "tree" (Relaxation 2: shared slack over all depths, the paper's proposal),
         "independent" (Relaxation 1: a hinge per node), "softmax" (not in the paper: the
         cross-entropy of each path node against its siblings; a probability model, so
@@ -165,7 +166,7 @@ class LabelTree(Method):
         "structure": [StrOptions(set(STRUCTURES) | {"auto"})],
         "branching": [Interval(Integral, 2, None, closed="left"), StrOptions({"sqrt", "auto"})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
-        "leaf_size": [Interval(Integral, 2, None, closed="left"), None],
+        "leaf_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}), None],
         "loss": [StrOptions(set(LOSS_CODES) | set(defaults.OVR_LOSSES) | {"auto"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -186,7 +187,7 @@ class LabelTree(Method):
     def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
                  epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
                  bits="auto", normalize="auto", n_trees="auto", beam="auto", holdout=0.2,
-                 confusion_iter=50, random_state=None, leaf_size=None):
+                 confusion_iter=50, random_state=None, leaf_size="auto"):
         self.structure = structure
         self.branching = branching
         self.max_depth = max_depth
@@ -302,7 +303,7 @@ class LabelTree(Method):
         max_depth = self._p("max_depth")
         tree = build_structure(self.n_classes_, self.branching_,
                                self._split(X, y, self.n_classes_, rng), max_depth=max_depth,
-                               leaf_size=self.leaf_size)
+                               leaf_size=self._p("leaf_size"))
         path_cost = path_arity_sums(tree) + self._width
         if self._p("solver") == "liblinear":
             if self.C_probe_ is None:
@@ -469,7 +470,7 @@ class LabelTree(Method):
         """(row, feature) pairs training can touch: each example reaches about
         branching x depth node rows (or d_e rows) with its nonzeros."""
         nnz = X.nnz if sp.issparse(X) else X.size
-        rows = self._width or path_rows(self.branching_, tree.depth, self.leaf_size)
+        rows = self._width or path_rows(self.branching_, tree.depth, self._p("leaf_size"))
         return min(float(nnz) * rows, float(tree.n_nodes) * X.shape[1])
 
     def _initial_table(self, size, rng):
@@ -606,16 +607,16 @@ class LabelTree(Method):
             depth = int(self._p("max_depth") or math.ceil(math.log2(max(n_classes, 2))))
             n_nodes = 2 * n_classes
         else:
-            n_nodes, depth = structure_size(n_classes, branching, self.leaf_size)
+            n_nodes, depth = structure_size(n_classes, branching, self._p("leaf_size"))
         depth = max(depth, 1)
         width = self._width
         rows = width or n_nodes
-        pairs = min(float(nnz) * (width or path_rows(branching, depth, self.leaf_size)),
+        pairs = min(float(nnz) * (width or path_rows(branching, depth, self._p("leaf_size"))),
                     float(n_nodes) * n_features)
         phase = 0  # the node-by-node fit's transient bytes (after the structure's)
         if self._p("solver") == "liblinear":
             total, phase = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes,
-                                                max(branching, self.leaf_size or 0), depth,
+                                                max(branching, self._p("leaf_size") or 0), depth,
                                                 pairs, n_trees)
         else:
             total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
@@ -759,7 +760,7 @@ class LabelEmbeddingTree(LabelTree):
                          loss=loss, epochs=epochs, lr=lr, solver="sgd", C=1.0, prune=0.0,
                          bits=bits, normalize=False, n_trees=n_trees, beam=beam,
                          holdout=holdout, confusion_iter=confusion_iter,
-                         random_state=random_state)
+                         random_state=random_state, leaf_size=None)
         self.embedding_dim = embedding_dim
 
     def _initial_table(self, size, rng):
