@@ -40,8 +40,8 @@ NODE_FITTERS = {"independent": multiclass_hinge_node, "softmax": logistic_node,
 SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
                "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
                "logistic": kernels.LOG_SIGMOID}
-AUTO_PARAMS = ("structure", "branching", "max_depth", "leaf_size", "loss", "solver", "C", "prune", "bits",
-               "normalize", "n_trees", "beam", "lr", "embedding_dim")
+AUTO_PARAMS = ("structure", "branching", "max_depth", "leaf_size", "loss", "solver", "C",
+               "prune", "bits", "normalize", "n_trees", "beam", "lr", "embedding_dim")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
 # one-vs-rest nodes at prune = 0.1: kept weights per input nonzero over all levels (measured)
@@ -615,9 +615,9 @@ class LabelTree(Method):
                     float(n_nodes) * n_features)
         phase = 0  # the node-by-node fit's transient bytes (after the structure's)
         if self._p("solver") == "liblinear":
-            total, phase = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes,
-                                                max(branching, self._p("leaf_size") or 0), depth,
-                                                pairs, n_trees)
+            widest = max(branching, self._p("leaf_size") or 0)  # a node's most children
+            total, phase = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes, widest,
+                                                depth, pairs, n_trees)
         else:
             total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
         total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure
