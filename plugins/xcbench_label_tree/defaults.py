@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from numbers import Integral
 
 import numpy as np
 
@@ -115,9 +116,16 @@ def _liblinear_depth(shape: DataShape, params: dict):
     ``max_depth`` when given, the unbalanced tree's on sparse data, else None (unlimited)."""
     if isinstance(params.get("max_depth"), int):
         return params["max_depth"]
-    if isinstance(params.get("leaf_size"), int) and params.get("branching") == 2:
+    if parabel_shaped(params):
         return binary_depth(shape.n_classes, params["leaf_size"])
     return unbalanced_depth(shape.n_classes, WIDE) if shape.sparse else None
+
+
+def parabel_shaped(params: dict) -> bool:
+    """Whether these (resolved or given) parameters make Parabel's tree: binary splits
+    down to nodes of at most ``leaf_size`` classes."""
+    return (params.get("branching") == PARABEL_BRANCHING
+            and isinstance(params.get("leaf_size"), Integral))
 
 
 def binary_depth(n_classes: int, leaf_size: int) -> int:
@@ -203,6 +211,5 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         # twice the cost (docs/methods/label-trees.md)
         # a Parabel-shaped tree (binary levels down to leaf_size-wide nodes): Parabel's 10
         scored = p.get("loss") in OVR_LOSSES + ("softmax",)
-        binary = p.get("branching") == PARABEL_BRANCHING and p.get("leaf_size")
-        p["beam"] = (PARABEL_BEAM if binary else AUTO_BEAM) if scored else 1
+        p["beam"] = (PARABEL_BEAM if parabel_shaped(p) else AUTO_BEAM) if scored else 1
     return p

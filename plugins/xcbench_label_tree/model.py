@@ -26,7 +26,7 @@ from . import defaults, kernels, node_c
 from .nodes import logistic_ovr_node, squared_hinge_node
 from .structure import (build_structure, class_embedding, confusion_affinity, kmeans_splitter,
                         path_arity_sums, random_splitter, spectral_splitter, structure_size,
-                        unbalanced_kmeans_splitter)
+                        unbalanced_kmeans_splitter, widest_node)
 
 STRUCTURES = ("confusion", "kmeans", "kmeans_unbalanced", "random")
 LOSS_CODES = {"independent": kernels.INDEPENDENT, "tree": kernels.TREE,
@@ -53,7 +53,7 @@ def path_rows(branching, depth, leaf_size=None):
     """Node rows (children scored) on a root-to-leaf path of a tree of this branching and
     depth: branching per level, the last level up to ``leaf_size`` children."""
     depth = max(int(depth), 1)
-    return branching * (depth - 1) + max(branching, leaf_size or 0)
+    return branching * (depth - 1) + widest_node(branching, leaf_size)
 
 
 def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
@@ -615,9 +615,9 @@ class LabelTree(Method):
                     float(n_nodes) * n_features)
         phase = 0  # the node-by-node fit's transient bytes (after the structure's)
         if self._p("solver") == "liblinear":
-            widest = max(branching, self._p("leaf_size") or 0)  # a node's most children
-            total, phase = self._node_fit_bytes(n_samples, n_features, nnz, n_nodes, widest,
-                                                depth, pairs, n_trees)
+            total, phase = self._node_fit_bytes(
+                n_samples, n_features, nnz, n_nodes,
+                widest_node(branching, self._p("leaf_size")), depth, pairs, n_trees)
         else:
             total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
         total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure

@@ -62,6 +62,12 @@ class LabelTreeStructure:
                                       self.node_label, self.path_ptr, self.path_node))
 
 
+def widest_node(branching: int, leaf_size: int | None = None) -> int:
+    """The most classes a node has as its children instead of being split: ``branching``,
+    or ``leaf_size`` when that is larger (Parabel's leaves)."""
+    return max(branching, leaf_size or 0)
+
+
 def build_structure(n_classes: int, branching: int, split, max_depth: int | None = None,
                     leaf_size: int | None = None) -> LabelTreeStructure:
     """Split the root's classes recursively with ``split(labels, n_parts) -> list of arrays``
@@ -80,7 +86,7 @@ def build_structure(n_classes: int, branching: int, split, max_depth: int | None
         raise ValueError(f"max_depth must be >= 1, got {max_depth}")
     if leaf_size is not None and leaf_size < 2:
         raise ValueError(f"leaf_size must be >= 2, got {leaf_size}")
-    whole = max(branching, leaf_size or 0)  # a node of at most this many classes ends
+    whole = widest_node(branching, leaf_size)  # a node of at most this many classes ends
     sets = [np.arange(n_classes, dtype=np.int64)]
     parent, kids, depth = [-1], [[]], [0]
     fallback = np.random.default_rng(0)
@@ -128,8 +134,9 @@ def structure_size(n_classes: int, branching: int, leaf_size: int | None = None,
                    ) -> tuple[int, int]:
     """(nodes, depth) of the tree ``build_structure`` makes with a balanced split (parts of
     near-equal size, as every splitter here gives), counted without building it."""
-    whole = max(branching, leaf_size or 0)
     from functools import lru_cache
+
+    whole = widest_node(branching, leaf_size)
 
     @lru_cache(maxsize=None)
     def size(n):
