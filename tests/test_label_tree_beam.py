@@ -254,37 +254,77 @@ SPARSE_SKEWED = defaults.DataShape(803_522, 30_000, 3.0, 10_000, True, 4165.0, 0
 def test_defaults_on_sparse_skewed_labels_pick_parabel_shaped_trees():
     """Next-word data (label entropy under 0.8): balanced binary 2-means down to nodes of
     at most 100 classes, Parabel's beam of 10; balanced labels keep Bonsai's shape."""
-    params = {**AUTO_LT, "leaf_size": "auto"}
+    params = {**AUTO_LT, "leaf_size": "auto", "bonsai_trees": "auto"}
     skewed = defaults.resolve(SPARSE_SKEWED, params)
     assert skewed["structure"] == "kmeans" and skewed["branching"] == 2
     assert skewed["leaf_size"] == 100 and skewed["max_depth"] is None
     assert skewed["solver"] == "liblinear" and skewed["loss"] == "hinge"
     assert skewed["beam"] == 10 and skewed["n_trees"] == 3
+    assert skewed["bonsai_trees"] == 3  # the mixed ensemble: as many Bonsai-shaped trees
     balanced = defaults.resolve(dataclasses.replace(SPARSE_SKEWED, label_entropy=0.95), params)
     assert balanced["structure"] == "kmeans_unbalanced" and balanced["branching"] == 100
     assert balanced["leaf_size"] is None and balanced["beam"] == 2
+    assert balanced["bonsai_trees"] == 0
     assert defaults.resolve(SPARSE_BIG, params)["leaf_size"] is None
+    assert defaults.resolve(SPARSE_BIG, params)["bonsai_trees"] == 0
     # given parameters win: a chosen structure keeps its own shape and the beam of 2
     chosen = defaults.resolve(SPARSE_SKEWED, {**params, "structure": "kmeans_unbalanced"})
     assert chosen["branching"] == 100 and chosen["leaf_size"] is None and chosen["beam"] == 2
+    assert chosen["bonsai_trees"] == 0
+    assert defaults.resolve(SPARSE_SKEWED, {**params, "n_trees": 2})["bonsai_trees"] == 2
     # dense skewed data (ptb) trains by SGD: no Parabel shape
     dense = defaults.resolve(dataclasses.replace(SPARSE_SKEWED, sparse=False,
                                                  n_features=150, nnz_per_row=150.0), params)
     assert dense["solver"] == "sgd" and dense["leaf_size"] is None
+    assert dense["bonsai_trees"] == 0
     assert defaults.binary_depth(10_000, 100) == 8 and defaults.binary_depth(50, 100) == 1
 
 
-def test_a_parabel_shaped_model_fits_and_decodes_with_a_beam_of_ten():
-    rng = np.random.default_rng(0)
-    n, K = 4000, 300
-    y = np.minimum(rng.zipf(1.3, n) - 1, K - 1)  # next-word-like: a few frequent labels
-    X = sp.random(n, 400, density=0.01, random_state=0, format="csr")
+def _zipf_problem(n=4000, K=300, seed=0):
+    """Sparse rows with next-word-like labels (a few frequent classes)."""
+    rng = np.random.default_rng(seed)
+    y = np.minimum(rng.zipf(1.3, n) - 1, K - 1)
+    X = sp.random(n, 400, density=0.01, random_state=seed, format="csr")
     X = (X + sp.csr_matrix((np.ones(n), (np.arange(n), y % 400)), shape=(n, 400))).tocsr()
-    m = make_method("label_tree", random_state=0).fit(X, y, n_classes=K)
+    return X, y, K
+
+
+def test_a_parabel_shaped_model_fits_and_decodes_with_a_beam_of_ten():
+    X, y, K = _zipf_problem()
+    m = make_method("label_tree", random_state=0, bonsai_trees=0).fit(X, y, n_classes=K)
     assert m.resolved_params_["structure"] == "kmeans" and m.resolved_params_["leaf_size"] == 100
     stats = m.stats()
     assert stats["beam"] == 10 and stats["arity_max"] <= 100 and stats["depth"] >= 3
     assert (m.predict(X) == y).mean() > 0.5
+
+
+def test_a_mixed_ensemble_adds_bonsai_shaped_trees_and_averages_all_of_them():
+    X, y, K = _zipf_problem()
+    params = dict(structure="kmeans", branching=2, leaf_size=100, n_trees=2, beam=10,
+                  random_state=0)
+    mixed = make_method("label_tree", bonsai_trees=2, **params).fit(X, y, n_classes=K)
+    alone = make_method("label_tree", bonsai_trees=0, **params).fit(X, y, n_classes=K)
+    assert len(mixed.trees_) == 4 and len(alone.trees_) == 2
+    arities = [int(np.diff(t.tree.child_ptr)[0]) for t in mixed.trees_]
+    assert arities[:2] == [2, 2] and min(arities[2:]) > 2  # Parabel's roots, then Bonsai's
+    assert mixed.stats()["bonsai_trees"] == 2 and mixed.stats()["n_trees"] == 4
+    assert set(mixed.stats()["node_C"]) == {"own", "bonsai"}
+    # the Parabel-shaped trees are the ones fitted without the Bonsai trees (same draws)
+    inputs = mixed._inputs(X[:50])
+    for a, b in zip(mixed.trees_[:2], alone.trees_):
+        assert np.array_equal(a.tree.children, b.tree.children)
+        assert np.array_equal(mixed._member_topk(a, inputs, 50, 5, 10)[0],
+                              alone._member_topk(b, inputs, 50, 5, 10)[0])
+    # scores: the log of the mean exp(path score) over all four trees
+    labels, scores = mixed.predict_topk(X[:5], 10)
+    parts = [mixed._member_topk(t, mixed._inputs(X[:5]), 5, 10, 10) for t in mixed.trees_]
+    for i in range(5):
+        for j in range(10):
+            mean = np.mean([np.exp(p[1][i][p[0][i] == labels[i, j]]).sum() for p in parts])
+            assert scores[i, j] == pytest.approx(np.log(mean))
+    # memory: the Bonsai trees' stores are counted
+    sizes = (X.shape[0], X.shape[1], X.nnz, K)
+    assert mixed.estimate_memory(*sizes) > alone.estimate_memory(*sizes)
 
 
 def test_defaults_on_dense_data_and_for_the_papers_losses():

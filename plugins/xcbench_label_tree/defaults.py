@@ -128,6 +128,13 @@ def parabel_shaped(params: dict) -> bool:
             and isinstance(params.get("leaf_size"), Integral))
 
 
+def bonsai_shape(n_classes: int) -> dict:
+    """The shape of the Bonsai trees a mixed ensemble adds (``bonsai_trees``): unbalanced
+    spherical k-means into ``WIDE`` clusters per node, the levels ``unbalanced_depth`` gives."""
+    return {"structure": "kmeans_unbalanced", "branching": WIDE,
+            "max_depth": unbalanced_depth(n_classes, WIDE), "leaf_size": None}
+
+
 def binary_depth(n_classes: int, leaf_size: int) -> int:
     """Levels of a balanced binary tree whose last nodes hold at most ``leaf_size``
     classes (Parabel's shape): the binary splits, and the leaves' level."""
@@ -203,6 +210,11 @@ def resolve(shape: DataShape, params: dict, embedding: bool = False) -> dict:
         p["n_trees"] = (_trees_in_budget(shape, p.get("max_depth"))
                         if K >= ENSEMBLE_MIN_CLASSES and p.get("solver") == "liblinear"
                         else 1)
+    if p.get("bonsai_trees") == AUTO:
+        # beside Parabel's trees, as many trees of Bonsai's shape: the two shapes err on
+        # different rows, so their average beats either (ptb-sparse: docs/methods/
+        # label-trees.md, "A mixed ensemble"); one shape everywhere else
+        p["bonsai_trees"] = int(p["n_trees"]) if parabel else 0
     if p.get("beam") == AUTO:
         # path scores of one-vs-rest or softmax nodes add up as log-scores; margins of the
         # hinge losses do not, so those trees decode greedily. A beam of 2 in every tree,

@@ -41,7 +41,8 @@ SCORE_CODES = {"tree": kernels.RAW, "independent": kernels.RAW,
                "softmax": kernels.LOG_SOFTMAX, "hinge": kernels.SQ_HINGE,
                "logistic": kernels.LOG_SIGMOID}
 AUTO_PARAMS = ("structure", "branching", "max_depth", "leaf_size", "loss", "solver", "C",
-               "prune", "bits", "normalize", "n_trees", "beam", "lr", "embedding_dim")
+               "prune", "bits", "normalize", "n_trees", "bonsai_trees", "beam", "lr",
+               "embedding_dim")
 # kept weights per input nonzero and level, times the pruning threshold (measured)
 PRUNE_RATE = {"independent": 0.012, "hinge": 0.065, "logistic": 0.065}
 # one-vs-rest nodes at prune = 0.1: kept weights per input nonzero over all levels (measured)
@@ -71,6 +72,16 @@ def kept_weights_estimate(pairs, nnz, depth, branching, prune, loss):
     if loss in OVR_KEPT:  # measured per input nonzero over all levels
         return min(pairs, float(nnz) * 1.5 * OVR_KEPT[loss] * 0.1 / prune)
     return min(pairs, float(nnz) * depth * min(float(branching), 2 * PRUNE_RATE[loss] / prune))
+
+
+class TreeShape(NamedTuple):
+    """What a tree of the ensemble is built with: its structure, children per node (an
+    int), levels at most and ``leaf_size`` (``LabelTree`` parameters of those names)."""
+
+    structure: str
+    branching: int
+    max_depth: int | None
+    leaf_size: int | None
 
 
 class Forest(NamedTuple):
@@ -148,6 +159,11 @@ class LabelTree(Method):
     n_trees : trees in the ensemble, each clustered with its own random draws; a label's
         score is the log of its mean exp(path score) over the trees, a tree whose beam did
         not reach it adding 0. Memory and latency grow linearly with n_trees.
+    bonsai_trees : trees of Bonsai's shape (``defaults.bonsai_shape``: unbalanced 100-way
+        k-means, two or three levels) added to the ensemble beside the ``n_trees`` trees of
+        the shape the other parameters give, each with its own C when C is chosen (a mixed
+        ensemble; 0: none). "auto": as many as ``n_trees`` where the rule picks Parabel's
+        shape (skewed labels), else 0.
     beam : the beam width of decoding (query-time: ``set_params(beam=...)`` changes it on a
         fitted model). 1 is the greedy descent; top-1 is the best leaf of the beam.
     holdout, confusion_iter : share of training rows held out for the confusion matrix and
@@ -177,6 +193,7 @@ class LabelTree(Method):
         "bits": [Interval(Integral, 16, 30, closed="both"), StrOptions({"auto", "csr"}), None],
         "normalize": ["boolean", StrOptions({"auto"})],
         "n_trees": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "bonsai_trees": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "beam": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "holdout": [Interval(Real, 0, 1, closed="neither")],
         "confusion_iter": [Interval(Integral, 1, None, closed="left")],
@@ -187,7 +204,7 @@ class LabelTree(Method):
     def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
                  epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
                  bits="auto", normalize="auto", n_trees="auto", beam="auto", holdout=0.2,
-                 confusion_iter=50, random_state=None, leaf_size="auto"):
+                 confusion_iter=50, random_state=None, leaf_size="auto", bonsai_trees="auto"):
         self.structure = structure
         self.branching = branching
         self.max_depth = max_depth
@@ -202,6 +219,7 @@ class LabelTree(Method):
         self.bits = bits
         self.normalize = normalize
         self.n_trees = n_trees
+        self.bonsai_trees = bonsai_trees
         self.beam = beam
         self.holdout = holdout
         self.confusion_iter = confusion_iter
@@ -242,8 +260,18 @@ class LabelTree(Method):
             return max(2, math.ceil(math.sqrt(n_classes)))
         return int(branching)
 
-    def _split(self, X, y, n_classes, rng):
-        structure = self._p("structure")
+    def _shapes(self, n_classes):
+        """[(shape, number of trees)]: ``n_trees`` of the shape the parameters give, then
+        ``bonsai_trees`` of Bonsai's (when there are any)."""
+        own = TreeShape(self._p("structure"), self._branching(n_classes),
+                        self._p("max_depth"), self._p("leaf_size"))
+        shapes = [(own, int(self._p("n_trees")))]
+        if int(self._p("bonsai_trees")):
+            shapes.append((TreeShape(**defaults.bonsai_shape(n_classes)),
+                           int(self._p("bonsai_trees"))))
+        return shapes
+
+    def _split(self, X, y, n_classes, rng, structure):
         if structure == "random":
             return random_splitter(rng)
         embedding = class_embedding(X, y, n_classes, rng)
@@ -287,10 +315,17 @@ class LabelTree(Method):
         self.branching_ = self._branching(self.n_classes_)
         if self._p("normalize"):
             X = _unit_rows(X)
-        # C="auto" with hinge nodes: chosen on the first tree's root (node_c), which then
-        # holds for every tree; C_probe_ keeps the held-out accuracy of each candidate
-        self.C_probe_ = None if self._chooses_C() else {}
-        self.trees_ = [self._fit_tree(X, y, rng) for _ in range(int(self._p("n_trees")))]
+        # C="auto" with hinge nodes: chosen on the root of the first tree of each shape
+        # (node_c), which then holds for that shape's trees; node_C_ keeps each shape's C,
+        # C_probes_ the held-out accuracy of each candidate
+        self.node_C_, self.C_probes_ = {}, {}
+        shapes = self._shapes(self.n_classes_)
+        self.trees_ = [self._fit_tree(X, y, rng, shape)
+                       for shape, count in shapes for _ in range(count)]
+        own = shapes[0][0]
+        self.C_probe_ = self.C_probes_.get(own, {})
+        if own in self.C_probes_ and self.C_probes_[own]:
+            self._resolved["C"] = self.resolved_params_["C"] = self.node_C_[own]
         self._build_forest()
         first = self.trees_[0]
         self.tree_, self.table_, self.bias_, self.V_, self.mask_ = (
@@ -298,22 +333,21 @@ class LabelTree(Method):
         self.loss_curve_ = first.loss_curve
         return self
 
-    def _fit_tree(self, X, y, rng):
-        """One tree: its structure from this rng's draws, then its node scorers."""
-        max_depth = self._p("max_depth")
-        tree = build_structure(self.n_classes_, self.branching_,
-                               self._split(X, y, self.n_classes_, rng), max_depth=max_depth,
-                               leaf_size=self._p("leaf_size"))
+    def _fit_tree(self, X, y, rng, shape):
+        """One tree of this TreeShape: its structure from this rng's draws, then its node
+        scorers."""
+        split = self._split(X, y, self.n_classes_, rng, shape.structure)
+        tree = build_structure(self.n_classes_, shape.branching, split,
+                               max_depth=shape.max_depth, leaf_size=shape.leaf_size)
         path_cost = path_arity_sums(tree) + self._width
         if self._p("solver") == "liblinear":
-            if self.C_probe_ is None:
-                self._choose_C(X, y, tree)
-            table, bias, mask = self._fit_nodes(tree, X, y, rng)
+            C = self._node_C(shape, X, y, tree)
+            table, bias, mask = self._fit_nodes(tree, X, y, rng, shape, C)
             return FittedTree(tree, table, bias, np.zeros((1, 1)), mask, [], path_cost)
         bits = self._p("bits")
         n_rows = self._width or tree.n_nodes
         size, mask = table_layout(n_rows, X.shape[1], bits,
-                                  touched_pairs=self._touched_pairs(X, tree))
+                                  touched_pairs=self._touched_pairs(X, tree, shape))
         table = self._initial_table(size, rng)
         bias = np.zeros(tree.n_nodes)
         V = self._initial_embeddings(tree, rng)
@@ -412,13 +446,19 @@ class LabelTree(Method):
         return (self.C == "auto" and self._p("solver") == "liblinear"
                 and self._p("loss") == "hinge")
 
-    def _choose_C(self, X, y, tree):
-        """C from the held-out accuracy of the root node at each candidate
-        (``node_c.choose_C``); the rule's constant stays when the data is too small."""
-        C, self.C_probe_ = node_c.choose_C(X, y, tree, NODE_FITTERS["hinge"],
-                                           self.random_state, max_iter=int(self.max_iter))
-        if C is not None:
-            self._resolved["C"] = self.resolved_params_["C"] = C
+    def _node_C(self, shape, X, y, tree):
+        """The C of this shape's trees: when fit chooses it, from the held-out accuracy of
+        the first such tree's root at each candidate (``node_c.choose_C``; the rule's
+        constant stays when the data is too small), else the resolved C."""
+        if shape not in self.node_C_:
+            C = float(self._p("C"))
+            if self._chooses_C():
+                chosen, self.C_probes_[shape] = node_c.choose_C(
+                    X, y, tree, NODE_FITTERS["hinge"], self.random_state,
+                    max_iter=int(self.max_iter))
+                C = C if chosen is None else chosen
+            self.node_C_[shape] = C
+        return self.node_C_[shape]
 
     def _check_solver(self):
         solver, loss = self._p("solver"), self._p("loss")
@@ -433,10 +473,10 @@ class LabelTree(Method):
                              "by node: use solver='liblinear'")
         check_exact_store(self._p("bits"), solver)
 
-    def _fit_nodes(self, tree, X, y, rng):
-        """``solver="liblinear"``: every internal node fitted once on the rows reaching it
-        (``xcbench.tree.node_fit.fit_nodes``), into an exact store or a toolkit table.
-        Returns (weights, biases, mask)."""
+    def _fit_nodes(self, tree, X, y, rng, shape, C):
+        """``solver="liblinear"``: every internal node of this tree (of TreeShape ``shape``)
+        fitted once with this C on the rows reaching it (``xcbench.tree.node_fit.fit_nodes``),
+        into an exact store or a toolkit table. Returns (weights, biases, mask)."""
         t = tree
         X = sp.csr_matrix(X, dtype=np.float64)
         bias = np.zeros(t.n_nodes)
@@ -447,11 +487,11 @@ class LabelTree(Method):
             mask = DIRECT
         else:
             size, mask = table_layout(t.n_nodes, X.shape[1], bits,
-                                      touched_pairs=self._touched_pairs(X, t))
+                                      touched_pairs=self._touched_pairs(X, t, shape))
             table = np.zeros(size)
             write = table_writer(table, X.shape[1], mask)
         fit_nodes(as_fit_tree(t.child_ptr, t.children, t.node_label, self.n_classes_), X, y,
-                  write, bias, C=float(self._p("C")), max_iter=int(self.max_iter),
+                  write, bias, C=float(C), max_iter=int(self.max_iter),
                   seed=int(rng.integers(2**31)), threshold=float(self._p("prune")),
                   fit_node=NODE_FITTERS[self._p("loss")])
         if bits == "csr":
@@ -466,11 +506,11 @@ class LabelTree(Method):
             Xd, data = kernels.unit_rows(Xd, indptr, data, dense)
         return Xd, indptr, indices, data, dense
 
-    def _touched_pairs(self, X, tree):
+    def _touched_pairs(self, X, tree, shape):
         """(row, feature) pairs training can touch: each example reaches about
         branching x depth node rows (or d_e rows) with its nonzeros."""
         nnz = X.nnz if sp.issparse(X) else X.size
-        rows = self._width or path_rows(self.branching_, tree.depth, self._p("leaf_size"))
+        rows = self._width or path_rows(shape.branching, tree.depth, shape.leaf_size)
         return min(float(nnz) * rows, float(tree.n_nodes) * X.shape[1])
 
     def _initial_table(self, size, rng):
@@ -600,36 +640,14 @@ class LabelTree(Method):
 
     def _estimate(self, n_samples, n_features, nnz, n_classes):
         self._check_solver()
-        branching = self._branching(n_classes)
-        n_trees = int(self._p("n_trees"))
-        if self._p("structure") == "kmeans_unbalanced":
-            # at most 2K nodes (every internal node has >= 2 children); the depth limit
-            depth = int(self._p("max_depth") or math.ceil(math.log2(max(n_classes, 2))))
-            n_nodes = 2 * n_classes
-        else:
-            n_nodes, depth = structure_size(n_classes, branching, self._p("leaf_size"))
-        depth = max(depth, 1)
-        width = self._width
-        rows = width or n_nodes
-        pairs = min(float(nnz) * (width or path_rows(branching, depth, self._p("leaf_size"))),
-                    float(n_nodes) * n_features)
-        phase = 0  # the node-by-node fit's transient bytes (after the structure's)
-        if self._p("solver") == "liblinear":
-            total, phase = self._node_fit_bytes(
-                n_samples, n_features, nnz, n_nodes,
-                widest_node(branching, self._p("leaf_size")), depth, pairs, n_trees)
-        else:
-            total = n_trees * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
-        total += n_trees * (64 * n_nodes + 16 * n_classes) + 8 * n_samples  # structure
-        total += n_trees * 2 * 8 * n_nodes * max(width, 1)  # V and its sums
+        total = phase = 0  # phase: the largest transient bytes of a fit step
+        for shape, count in self._shapes(n_classes):
+            kept, transient = self._trees_bytes(shape, count, n_samples, n_features, nnz,
+                                                n_classes)
+            total, phase = total + kept, max(phase, transient)
+        total += 8 * n_samples  # the rows' leaf order
         if self._p("normalize"):
             total += 8 * nnz + 16 * n_samples  # the unit-row copy of X
-        if self._p("structure") != "random":
-            # class means (dense data: projected to 64 dims; sparse: CSR, <= nnz entries, and
-            # the centres); the root split's K x b similarities, their sort and copy
-            # (built and freed before the nodes are fitted)
-            phase = max(phase, max(8 * n_classes * 64 * 3, 48 * nnz)
-                        + 3 * 8 * n_classes * branching)
         total += phase
         if self._p("structure") == "confusion":
             from xcbench.api import make_method
@@ -638,6 +656,37 @@ class LabelTree(Method):
             total += ova.estimate_memory(n_samples, n_features, nnz, n_classes) or \
                 8 * n_classes * n_features * 4
         return int(total)
+
+    def _trees_bytes(self, shape, count, n_samples, n_features, nnz, n_classes):
+        """(bytes kept, transient bytes) of ``count`` trees of TreeShape ``shape``."""
+        branching = shape.branching
+        if shape.structure == "kmeans_unbalanced":
+            # at most 2K nodes (every internal node has >= 2 children); the depth limit
+            depth = int(shape.max_depth or math.ceil(math.log2(max(n_classes, 2))))
+            n_nodes = 2 * n_classes
+        else:
+            n_nodes, depth = structure_size(n_classes, branching, shape.leaf_size)
+        depth = max(depth, 1)
+        width = self._width
+        rows = width or n_nodes
+        pairs = min(float(nnz) * (width or path_rows(branching, depth, shape.leaf_size)),
+                    float(n_nodes) * n_features)
+        phase = 0  # the node-by-node fit's transient bytes (after the structure's)
+        if self._p("solver") == "liblinear":
+            total, phase = self._node_fit_bytes(
+                n_samples, n_features, nnz, n_nodes, widest_node(branching, shape.leaf_size),
+                depth, pairs, count)
+        else:
+            total = count * table_bytes(rows, n_features, self._p("bits"), pairs, copies=2)
+        total += count * (64 * n_nodes + 16 * n_classes)  # structure
+        total += count * 2 * 8 * n_nodes * max(width, 1)  # V and its sums
+        if shape.structure != "random":
+            # class means (dense data: projected to 64 dims; sparse: CSR, <= nnz entries, and
+            # the centres); the root split's K x b similarities, their sort and copy
+            # (built and freed before the nodes are fitted)
+            phase = max(phase, max(8 * n_classes * 64 * 3, 48 * nnz)
+                        + 3 * 8 * n_classes * branching)
+        return total, phase
 
     def _node_fit_bytes(self, n_samples, n_features, nnz, n_nodes, branching, depth, pairs,
                         n_trees=1):
@@ -659,6 +708,11 @@ class LabelTree(Method):
         else:  # one-vs-rest: one binary problem's dual variables at a time
             phase += 16 * n_samples
         return total, phase
+
+    def _by_shape(self, name):
+        """A per-shape dict of fit (``node_C_``, ``C_probes_``) keyed "own" and "bonsai"
+        (the order the shapes were fitted in)."""
+        return dict(zip(("own", "bonsai"), self.__dict__.get(name, {}).values()))
 
     def stats(self):
         self._check_fitted()
@@ -690,6 +744,10 @@ class LabelTree(Method):
             "arity_max": int(arity.max()) if arity.size else 0,
             "arity_mean": float(arity.mean()) if arity.size else 0.0,
             "n_trees": len(self.trees_),
+            "bonsai_trees": int(self._p("bonsai_trees")),
+            # each shape's node C ("own": the shape the parameters give; "bonsai": the
+            # added Bonsai trees') with LIBLINEAR nodes
+            "node_C": self._by_shape("node_C_"),
             "beam": int(self._p("beam")),
             "hashed_weights": bool(self.mask_ != DIRECT),
             "weight_layout": ("csr" if self.trees_[0].exact else
@@ -699,6 +757,8 @@ class LabelTree(Method):
             "resolved_params": dict(self.resolved_params_),
             # C="auto" with hinge nodes: the root's held-out accuracy at each candidate C
             "C_probe": {str(C): acc for C, acc in (self.__dict__.get("C_probe_") or {}).items()},
+            "bonsai_C_probe": {str(C): acc for C, acc in
+                               self._by_shape("C_probes_").get("bonsai", {}).items()},
             # lr="auto" of the embedding tree on dense rows: held-out accuracy at each rate
             "lr_probe": {str(lr): acc for lr, acc in self.__dict__.get("lr_probe_", {}).items()},
             "train_loss_curve": self.loss_curve_,
@@ -760,7 +820,7 @@ class LabelEmbeddingTree(LabelTree):
                          loss=loss, epochs=epochs, lr=lr, solver="sgd", C=1.0, prune=0.0,
                          bits=bits, normalize=False, n_trees=n_trees, beam=beam,
                          holdout=holdout, confusion_iter=confusion_iter,
-                         random_state=random_state, leaf_size=None)
+                         random_state=random_state, leaf_size=None, bonsai_trees=0)
         self.embedding_dim = embedding_dim
 
     def _initial_table(self, size, rng):
