@@ -159,10 +159,17 @@ def test_ensemble_trees_differ_and_average_their_scores():
     assert len(m.trees_) == 3
     assert not all(np.array_equal(m.trees_[0].tree.children, t.tree.children)
                    for t in m.trees_[1:])
-    labels, scores = m.predict_topk(Xt[:5], 24)
-    parts = [m._member_topk(t, m._inputs(Xt[:5]), 5, 24, 24) for t in m.trees_]
-    for i in range(5):
-        for j in range(24):
+    _assert_scores_average_the_trees(m, Xt[:5], 24)
+
+
+def _assert_scores_average_the_trees(model, X, width):
+    """Each of the ensemble's top-``width`` scores is the log of the mean over its trees of
+    exp(the tree's path score), a tree whose beam missed the label adding 0."""
+    labels, scores = model.predict_topk(X, width)
+    n = X.shape[0]
+    parts = [model._member_topk(t, model._inputs(X), n, width, width) for t in model.trees_]
+    for i in range(n):
+        for j in range(width):
             mean = np.mean([np.exp(p[1][i][p[0][i] == labels[i, j]]).sum() for p in parts])
             assert scores[i, j] == pytest.approx(np.log(mean))
 
@@ -315,13 +322,7 @@ def test_a_mixed_ensemble_adds_bonsai_shaped_trees_and_averages_all_of_them():
         assert np.array_equal(a.tree.children, b.tree.children)
         assert np.array_equal(mixed._member_topk(a, inputs, 50, 5, 10)[0],
                               alone._member_topk(b, inputs, 50, 5, 10)[0])
-    # scores: the log of the mean exp(path score) over all four trees
-    labels, scores = mixed.predict_topk(X[:5], 10)
-    parts = [mixed._member_topk(t, mixed._inputs(X[:5]), 5, 10, 10) for t in mixed.trees_]
-    for i in range(5):
-        for j in range(10):
-            mean = np.mean([np.exp(p[1][i][p[0][i] == labels[i, j]]).sum() for p in parts])
-            assert scores[i, j] == pytest.approx(np.log(mean))
+    _assert_scores_average_the_trees(mixed, X[:5], 10)  # all four trees
     # memory: the Bonsai trees' stores are counted
     sizes = (X.shape[0], X.shape[1], X.nnz, K)
     assert mixed.estimate_memory(*sizes) > alone.estimate_memory(*sizes)
