@@ -312,19 +312,19 @@ class LabelTree(Method):
             self._choose_lr(X, y)
         rng = np.random.default_rng(self.random_state)
         self.n_features_in_ = X.shape[1]
-        self.branching_ = self._branching(self.n_classes_)
+        shapes = self._shapes(self.n_classes_)
+        own = shapes[0][0]
+        self.branching_ = own.branching
         if self._p("normalize"):
             X = _unit_rows(X)
         # C="auto" with hinge nodes: chosen on the root of the first tree of each shape
         # (node_c), which then holds for that shape's trees; node_C_ keeps each shape's C,
-        # C_probes_ the held-out accuracy of each candidate
+        # C_probes_ the held-out accuracy of each candidate (empty when not chosen)
         self.node_C_, self.C_probes_ = {}, {}
-        shapes = self._shapes(self.n_classes_)
         self.trees_ = [self._fit_tree(X, y, rng, shape)
                        for shape, count in shapes for _ in range(count)]
-        own = shapes[0][0]
         self.C_probe_ = self.C_probes_.get(own, {})
-        if own in self.C_probes_ and self.C_probes_[own]:
+        if self.C_probe_:
             self._resolved["C"] = self.resolved_params_["C"] = self.node_C_[own]
         self._build_forest()
         first = self.trees_[0]
