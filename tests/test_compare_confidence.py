@@ -36,6 +36,9 @@ def test_two_runs_of_the_same_code_and_seed_differ_in_nothing_significant(tmp_pa
     assert all(float(r["mcnemar_p"]) == 1.0 for r in table)  # same predictions, row by row
     assert all(float(r["latency_p50_ratio_low"]) <= float(r["latency_p50_ratio_high"])
                for r in table)
+    # the same probabilities row by row: the perplexity ratio is exactly 1
+    assert {(r["perplexity_ratio"], r["perplexity_ratio_low"], r["perplexity_ratio_high"])
+            for r in table} == {("1.0", "1.0", "1.0")}
 
 
 @pytest.mark.slow

@@ -124,6 +124,36 @@ def test_judge_perplexity_within_five_percent(br):
     assert "perplexity 6% above" in v.notes[0]
 
 
+def test_a_miss_inside_its_paired_interval_is_marked_not_beyond_noise(br):
+    from xcbench.stats import Interval
+    from xcbench.store.compare_stats import PairStatistics
+
+    best = br.group_configs([("x", rec(params={"C": 1}, top1=0.30, ppl=10.0))])[0]
+    d = br.group_configs([("defaults", rec(top1=0.33, ppl=10.8))])[0]
+    asked = []
+
+    def statistics(low_points, low_ratio):
+        def of(config):
+            asked.append(config)
+            return PairStatistics(None, Interval(0.03, low_points / 100, 0.05), None,
+                                  Interval(1.08, low_ratio, 1.12))
+        return of
+
+    v = br.judge(d, best, best, statistics=statistics(1.0, 1.01))  # both targets inside
+    assert v.met is False and v.within_noise and asked == [best, best]
+    assert "(paired 95% interval 1.00 to 5.00 points: not beyond noise)" in v.notes[0]
+    assert "(paired 95% interval 1.01 to 1.12x the best: not beyond noise)" in v.notes[1]
+    v = br.judge(d, best, best, statistics=statistics(1.0, 1.06))  # perplexity beyond it
+    assert v.met is False and not v.within_noise
+    assert v.notes[1].endswith("1.06 to 1.12x the best)")
+    v = br.judge(d, best, best, statistics=lambda config: None)  # nothing paired
+    assert not v.within_noise and "no paired interval" in v.notes[0]
+    asked.clear()
+    ok = br.group_configs([("defaults", rec(top1=0.31, ppl=10.2))])[0]
+    assert br.judge(ok, best, best, statistics=statistics(1.0, 1.0)).met is True
+    assert asked == []  # a met target needs no interval
+
+
 def test_only_the_defaults_recorded_is_met_trivially_and_says_so(br):
     [d] = br.group_configs([("defaults", rec())])
     v = br.judge(d, d, None, others=0)

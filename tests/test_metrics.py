@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from xcbench.metrics import (perplexity_with_coverage, precision_at_k, quality_metrics,
-                             smoothed_perplexity, topk_error)
+                             smoothed_log_proba, smoothed_perplexity, topk_error)
 
 
 def test_topk_error_and_precision():
@@ -29,6 +29,7 @@ def test_smoothed_perplexity_by_hand():
     expected_p = np.array([0.5 / (1 + 2 * eps), eps / (1 + eps)])
     got = smoothed_perplexity(log_p, support, 4, eps)
     assert got == pytest.approx(np.exp(-np.log(expected_p).mean()))
+    assert smoothed_log_proba(log_p, support, 4, eps) == pytest.approx(np.log(expected_p))
 
 
 def test_smoothing_is_identity_without_zeros():

@@ -4,7 +4,8 @@ import pytest
 from scipy import stats as sps
 
 from xcbench.stats import (bootstrap_median_ratio, clearly_better, keep_unless_beaten,
-                           mcnemar_exact, paired_bootstrap_error_difference)
+                           mcnemar_exact, paired_bootstrap_error_difference,
+                           paired_bootstrap_perplexity_ratio)
 
 
 def _rows(both, only_a, only_b, neither):
@@ -118,3 +119,45 @@ def test_keep_unless_beaten_keeps_the_default_against_a_small_gain():
     assert keep_unless_beaten({"d": default, "s": small}) == "d"
     assert keep_unless_beaten({"d": default, "s": small, "l": large}) == "l"
     assert keep_unless_beaten({"d": default}) == "d"
+
+
+def _log_probs(n, shift, seed):
+    """Paired per-row log-probabilities: A's, and B's = A's plus noise plus ``shift``."""
+    rng = np.random.default_rng(seed)
+    a = np.log(rng.uniform(0.01, 0.9, n))
+    return a, a + rng.normal(shift, 0.5, n)
+
+
+def test_perplexity_ratio_interval_matches_scipy():
+    a, b = _log_probs(800, -0.05, 0)
+    ours = paired_bootstrap_perplexity_ratio(a, b, n_resamples=10_000, seed=1)
+    perplexity = lambda lp: np.exp(-lp.mean())  # noqa: E731
+    assert ours.estimate == pytest.approx(perplexity(b) / perplexity(a))
+
+    def ratio(x, y, axis=-1):
+        return np.exp(x.mean(axis=axis) - y.mean(axis=axis))
+
+    ref = sps.bootstrap((a, b), ratio, paired=True, method="percentile", n_resamples=10_000,
+                        random_state=2, vectorized=True).confidence_interval
+    assert ours.low == pytest.approx(ref.low, rel=0.005)
+    assert ours.high == pytest.approx(ref.high, rel=0.005)
+
+
+def test_perplexity_ratio_of_the_same_model_is_exactly_one():
+    a, _ = _log_probs(300, 0.0, 3)
+    interval = paired_bootstrap_perplexity_ratio(a, a.copy())
+    assert (interval.estimate, interval.low, interval.high) == (1.0, 1.0, 1.0)
+
+
+def test_perplexity_ratio_flags_a_clear_change_and_not_noise():
+    worse = paired_bootstrap_perplexity_ratio(*_log_probs(2_000, -0.1, 4))
+    assert worse.estimate > 1 and worse.excludes(1.0)  # B 10% more perplexed, 2,000 rows
+    noise = paired_bootstrap_perplexity_ratio(*_log_probs(2_000, 0.0, 5))
+    assert not noise.excludes(1.0)
+
+
+def test_perplexity_ratio_needs_finite_paired_rows():
+    with pytest.raises(ValueError, match="same rows"):
+        paired_bootstrap_perplexity_ratio([-1.0, -2.0], [-1.0])
+    with pytest.raises(ValueError, match="finite"):
+        paired_bootstrap_perplexity_ratio([-1.0, -np.inf], [-1.0, -2.0])

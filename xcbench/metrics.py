@@ -39,9 +39,10 @@ def perplexity_with_coverage(log_p: np.ndarray) -> tuple[float, float]:
     return float(np.exp(-log_p[covered].mean())), coverage
 
 
-def smoothed_perplexity(log_p, support_size, n_classes: int,
-                        epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> float:
-    """Perplexity after giving each zero-probability class ``epsilon`` and renormalising.
+def smoothed_log_proba(log_p, support_size, n_classes: int,
+                       epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> np.ndarray:
+    """Per row, the natural log of the true class's probability after giving each
+    zero-probability class ``epsilon`` and renormalising.
 
     For row i, ``n_classes - support_size[i]`` classes have probability zero; after
     smoothing p'(y) = (p(y) or epsilon) / (1 + epsilon * n_zero_i). Always finite.
@@ -49,8 +50,13 @@ def smoothed_perplexity(log_p, support_size, n_classes: int,
     log_p = np.asarray(log_p, dtype=np.float64)
     n_zero = n_classes - np.asarray(support_size, dtype=np.float64)
     numerator = np.where(np.isfinite(log_p), log_p, np.log(epsilon))
-    log_smoothed = numerator - np.log1p(epsilon * n_zero)
-    return float(np.exp(-log_smoothed.mean()))
+    return numerator - np.log1p(epsilon * n_zero)
+
+
+def smoothed_perplexity(log_p, support_size, n_classes: int,
+                        epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> float:
+    """Perplexity of the smoothed probabilities (:func:`smoothed_log_proba`)."""
+    return float(np.exp(-smoothed_log_proba(log_p, support_size, n_classes, epsilon).mean()))
 
 
 def quality_metrics(labels, y, log_p=None, support_size=None, n_classes=None,

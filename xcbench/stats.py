@@ -4,6 +4,9 @@
   rows (a two-sided binomial test on the rows where exactly one of them is right).
 - :func:`paired_bootstrap_error_difference`: a percentile bootstrap interval of
   ``error(B) - error(A)``, resampling test rows (the same rows for both).
+- :func:`paired_bootstrap_perplexity_ratio`: a percentile bootstrap interval of
+  ``perplexity(B) / perplexity(A)`` from each test row's log-probability of its true class,
+  resampling test rows (the same rows for both).
 - :func:`bootstrap_median_ratio`: a percentile bootstrap interval of
   ``median(B) / median(A)`` of two sets of timing repeats (resampled independently).
 - :func:`clearly_better` / :func:`keep_unless_beaten`: whether one setting beats another
@@ -102,6 +105,35 @@ def paired_bootstrap_error_difference(correct_a, correct_b, n_resamples: int = N
     diffs = (counts[:, 0] - counts[:, 1]) / n
     low, high = np.quantile(diffs, [(1 - confidence) / 2, (1 + confidence) / 2])
     return Interval(float(estimate), float(low), float(high), confidence)
+
+
+def paired_bootstrap_perplexity_ratio(log_p_a, log_p_b, n_resamples: int = 2_000,
+                                      confidence: float = 1 - ALPHA,
+                                      seed: int = 0) -> Interval:
+    """``perplexity(B) / perplexity(A)`` and its percentile bootstrap interval over test rows
+    resampled with replacement, the same rows for both sides. ``log_p_a`` / ``log_p_b``: each
+    row's natural log-probability of its true class (finite: smoothed where a model gives
+    zero). Perplexity is exp of the mean negative log-probability, so the ratio is
+    exp(mean(log_p_a - log_p_b)) and a resample's ratio is that of its rows' mean."""
+    a = np.asarray(log_p_a, dtype=np.float64)
+    b = np.asarray(log_p_b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"paired tests need one log-probability per test row, the same rows "
+                         f"on both sides, got shapes {a.shape} and {b.shape}")
+    if a.size == 0:
+        raise ValueError("no test rows to compare")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("log-probabilities must be finite (smooth the zero probabilities "
+                         "first, e.g. with xcbench.metrics.smoothed_log_proba)")
+    diff = a - b
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    chunk = max(1, 2_000_000 // diff.size)  # bound the resampled index matrix's memory
+    for start in range(0, n_resamples, chunk):
+        stop = min(start + chunk, n_resamples)
+        means[start:stop] = diff[rng.integers(0, diff.size, (stop - start, diff.size))].mean(1)
+    low, high = np.quantile(np.exp(means), [(1 - confidence) / 2, (1 + confidence) / 2])
+    return Interval(float(np.exp(diff.mean())), float(low), float(high), confidence)
 
 
 def bootstrap_median_ratio(times_a, times_b, n_resamples: int = 2_000,

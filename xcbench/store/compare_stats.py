@@ -1,14 +1,15 @@
 """Statistics of two records of the same cell (or two rows of a report) from what the
-store keeps: top-1 correctness per test row from the raw outputs, timing repeats from the
-record, and the differences between two sides that make a comparison meaningless."""
+store keeps: top-1 correctness and the (smoothed) log-probability of the true class per
+test row from the raw outputs, timing repeats from the record, and the differences between two sides that make a comparison meaningless."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..metrics import DEFAULT_SMOOTHING_EPSILON, smoothed_log_proba
 from ..stats import (Interval, McNemar, bootstrap_median_ratio, mcnemar_exact,
-                    paired_bootstrap_error_difference)
+                    paired_bootstrap_error_difference, paired_bootstrap_perplexity_ratio)
 
 #: run options whose difference changes what is measured (compare refuses) and the others
 #: stored with a record (compare notes them)
@@ -29,14 +30,32 @@ def top1_correct(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
     return top1 == y, y
 
 
-def paired_correct(store_a, records_a: list[dict], store_b,
-                   records_b: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The top-1 correctness of A and B over the same test rows: records paired in order
-    (e.g. one per shared seed), each pair's rows concatenated; None when a pair lacks raw
-    outputs or its two sides were not measured on the same rows (true labels differ)."""
+def smoothed_log_p(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """(each test row's smoothed log-probability of its true class, the true labels) of an
+    ``ok`` record from its raw outputs, smoothed as its ``perplexity_smoothed`` is; None when
+    the record gives no probabilities or its raw outputs were not kept."""
+    if not record or record.get("status") != "ok":
+        return None
+    n_classes = (record.get("dataset_stats") or {}).get("n_classes")
+    raw = store.load_raw(record)
+    if not raw or n_classes is None or any(
+            name not in raw for name in ("log_p", "support", "y")):
+        return None
+    epsilon = (record.get("metrics") or {}).get("smoothing_epsilon", DEFAULT_SMOOTHING_EPSILON)
+    return smoothed_log_proba(raw["log_p"], raw["support"], n_classes, epsilon), \
+        np.asarray(raw["y"])
+
+
+def paired_rows(per_row, store_a, records_a: list[dict], store_b,
+                records_b: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
+    """A per-row quantity of A and of B over the same test rows: ``per_row(store,
+    record)`` gives (values, true labels) or None (e.g. :func:`top1_correct`); records are
+    paired in order (e.g. one per shared seed), each pair's rows concatenated; None when a
+    pair lacks the values or its two sides were not measured on the same rows (true labels
+    differ)."""
     parts_a, parts_b = [], []
     for rec_a, rec_b in zip(records_a, records_b):
-        a, b = top1_correct(store_a, rec_a), top1_correct(store_b, rec_b)
+        a, b = per_row(store_a, rec_a), per_row(store_b, rec_b)
         if a is None or b is None or a[1].shape != b[1].shape or not np.array_equal(a[1], b[1]):
             return None
         parts_a.append(a[0])
@@ -44,6 +63,12 @@ def paired_correct(store_a, records_a: list[dict], store_b,
     if not parts_a:
         return None
     return np.concatenate(parts_a), np.concatenate(parts_b)
+
+
+def paired_correct(store_a, records_a: list[dict], store_b,
+                   records_b: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The top-1 correctness of A and B over the same test rows (see :func:`paired_rows`)."""
+    return paired_rows(top1_correct, store_a, records_a, store_b, records_b)
 
 
 def latency_calls(record: dict) -> np.ndarray | None:
@@ -58,11 +83,13 @@ def latency_calls(record: dict) -> np.ndarray | None:
 class PairStatistics:
     """The paired statistics of B against A (None where the data to compute one is
     missing): McNemar's test and the error difference B - A on the same rows, and the
-    ratio of median single-example latency B / A."""
+    ratio of median single-example latency B / A, and the smoothed perplexity ratio B / A on
+    the same rows (where both give probabilities)."""
 
     mcnemar: McNemar | None
     error_difference: Interval | None
     p50_ratio: Interval | None
+    perplexity_ratio: Interval | None = None
 
     @property
     def error_significant(self) -> bool | None:
@@ -84,7 +111,9 @@ def pair_statistics(store_a, records_a: list[dict], store_b, records_b: list[dic
         times_a, times_b = np.concatenate(calls_a), np.concatenate(calls_b)
         if np.median(times_a) > 0:
             ratio = bootstrap_median_ratio(times_a, times_b, seed=seed)
-    return PairStatistics(test, interval, ratio)
+    log_p = paired_rows(smoothed_log_p, store_a, records_a, store_b, records_b)
+    perplexity = None if log_p is None else paired_bootstrap_perplexity_ratio(*log_p, seed=seed)
+    return PairStatistics(test, interval, ratio, perplexity)
 
 
 def side_differences(pairs: list[tuple[dict, dict]]) -> tuple[list[str], list[str]]:
@@ -148,9 +177,9 @@ def _interval(interval: Interval | None, scale: float, digits: str) -> str:
 
 def statistics_markdown(cells, stats: dict, params_label=str) -> list[str]:
     """The markdown section of paired tests: per cell the top-1 error difference B - A in
-    points with its 95% interval, McNemar's p, the verdict and the p50 ratio interval
-    (``params_label`` writes a cell's params); nothing when no cell was measured ok on
-    both sides."""
+    points with its 95% interval, McNemar's p, the verdict, the p50 ratio interval and the
+    smoothed perplexity ratio interval (``params_label`` writes a cell's params); nothing
+    when no cell was measured ok on both sides."""
     if not stats:
         return []
     lines = ["", "## Is each difference larger than noise? (paired, same test rows)", "",
@@ -159,15 +188,19 @@ def statistics_markdown(cells, stats: dict, params_label=str) -> list[str]:
              "interval of error B - A in percentage points. p50 latency: bootstrap 95% "
              "interval of the ratio of medians B/A over the timed calls; it covers "
              "call-to-call noise within each run, not drift between runs (other jobs on the "
-             "machine), so read it with the machines above in mind.", "",
+             "machine), so read it with the machines above in mind. Perplexity (methods that "
+             "give probabilities): paired bootstrap 95% interval of the smoothed perplexity "
+             "ratio B/A over the same test rows.", "",
              "| method | params | dataset | seed | error B - A (points, 95% CI) | "
-             "McNemar p | top-1 error | p50 B/A (95% CI) |", "|---|---|---|---|---|---|---|---|"]
+             "McNemar p | top-1 error | p50 B/A (95% CI) | perplexity B/A (95% CI) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for i, stat in stats.items():
         c = cells[i]
         p = "–" if stat.mcnemar is None else f"{stat.mcnemar.pvalue:.3g}"
         lines.append(f"| {c.method} | {params_label(c.params)} | {c.dataset} | {c.seed} | "
                      f"{_interval(stat.error_difference, 100, '+.2f')} | {p} | "
-                     f"{verdict(stat)} | {_interval(stat.p50_ratio, 1, '.3g')} |")
+                     f"{verdict(stat)} | {_interval(stat.p50_ratio, 1, '.3g')} | "
+                     f"{_interval(stat.perplexity_ratio, 1, '.3g')} |")
     tested = [s for s in stats.values() if s.mcnemar is not None]
     significant = [cells[i] for i, s in stats.items() if s.error_significant]
     lines += ["", f"{len(significant)} of {len(tested)} tested cell(s) differ significantly "
@@ -182,13 +215,17 @@ def statistics_columns(stat: PairStatistics | None) -> dict:
     """The CSV columns of one cell's statistics (empty when not computed)."""
     diff = stat.error_difference if stat else None
     ratio = stat.p50_ratio if stat else None
+    ppl = stat.perplexity_ratio if stat else None
     return {"top1_error_diff": diff.estimate if diff else None,
             "top1_error_diff_low": diff.low if diff else None,
             "top1_error_diff_high": diff.high if diff else None,
             "mcnemar_p": stat.mcnemar.pvalue if stat and stat.mcnemar else None,
             "top1_error_verdict": verdict(stat) if stat else None,
             "latency_p50_ratio_low": ratio.low if ratio else None,
-            "latency_p50_ratio_high": ratio.high if ratio else None}
+            "latency_p50_ratio_high": ratio.high if ratio else None,
+            "perplexity_ratio": ppl.estimate if ppl else None,
+            "perplexity_ratio_low": ppl.low if ppl else None,
+            "perplexity_ratio_high": ppl.high if ppl else None}
 
 
 STATISTICS_COLUMNS = list(statistics_columns(None))
