@@ -227,9 +227,15 @@ class Verdict:
     within_noise: bool = False
 
 
-def _interval_note(interval, target: float, scale: float, unit: str) -> tuple[str, bool]:
-    """(' (paired 95% interval ...)', whether the interval contains ``target``) of a miss,
-    or why there is none."""
+def _interval_note(statistics, config: Config, which: str, target: float, scale: float,
+                   unit: str) -> tuple[str, bool]:
+    """(' (paired 95% interval ...)', whether it contains ``target``) of a miss against
+    ``config``: ``which`` names the PairStatistics field; ('', False) without
+    ``statistics``, and a reason when there is no interval."""
+    if not statistics:
+        return "", False
+    stats = statistics(config)
+    interval = getattr(stats, which) if stats else None
     if interval is None:
         return " (no paired interval: no raw outputs of both on a shared seed)", False
     inside = interval.low * scale <= target
@@ -254,11 +260,8 @@ def judge(defaults: Config | None, best: Config | None, best_ppl: Config | None,
     met = gap <= TOP1_POINTS + 1e-9
     inside = []  # per miss: whether its interval contains the target
     if not met:
-        text, ok = "", False
-        if statistics:
-            stats = statistics(best)
-            text, ok = _interval_note(stats and stats.error_difference, TOP1_POINTS, 100,
-                                      " points")
+        text, ok = _interval_note(statistics, best, "error_difference", TOP1_POINTS, 100,
+                                  " points")
         inside.append(ok)
         notes.append(f"top-1 {gap:.1f} points above {best.label()}{_on(seeds)}{text}")
     excess = None
@@ -267,11 +270,8 @@ def judge(defaults: Config | None, best: Config | None, best_ppl: Config | None,
         excess = mine / theirs - 1
         if excess > PPL_RATIO - 1 + 1e-9:
             met = False
-            text, ok = "", False
-            if statistics:
-                stats = statistics(best_ppl)
-                text, ok = _interval_note(stats and stats.perplexity_ratio, PPL_RATIO, 1,
-                                          "x the best")
+            text, ok = _interval_note(statistics, best_ppl, "perplexity_ratio", PPL_RATIO, 1,
+                                      "x the best")
             inside.append(ok)
             notes.append(f"perplexity {100 * excess:.0f}% above {best_ppl.label()} "
                          f"({theirs:.2f}{_on(seeds)}){text}")
