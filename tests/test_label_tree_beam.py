@@ -316,6 +316,16 @@ def test_a_mixed_ensemble_adds_bonsai_shaped_trees_and_averages_all_of_them():
     assert arities[:2] == [2, 2] and min(arities[2:]) > 2  # Parabel's roots, then Bonsai's
     assert mixed.stats()["bonsai_trees"] == 2 and mixed.stats()["n_trees"] == 4
     assert set(mixed.stats()["node_C"]) == {"own", "bonsai"}
+    own, bonsai = mixed.stats()["shapes"]  # each shape's trees: their deepest and widest
+    assert (own["shape"], own["n_trees"], own["branching"], own["leaf_size"]) == \
+        ("own", 2, 2, 100)
+    assert (bonsai["shape"], bonsai["n_trees"]) == ("bonsai", 2)
+    for shape, trees in ((own, mixed.trees_[:2]), (bonsai, mixed.trees_[2:])):
+        assert shape["depth"] == max(np.diff(t.tree.path_ptr).max() for t in trees)
+        assert shape["arity_max"] == max(np.diff(t.tree.child_ptr)[t.tree.node_label < 0].max()
+                                         for t in trees)
+    assert bonsai["depth"] < own["depth"]
+    assert alone.stats()["shapes"] == [own]  # the same trees
     # the Parabel-shaped trees are the ones fitted without the Bonsai trees (same draws)
     inputs = mixed._inputs(X[:50])
     for a, b in zip(mixed.trees_[:2], alone.trees_):

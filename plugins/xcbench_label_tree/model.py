@@ -714,6 +714,19 @@ class LabelTree(Method):
         (the order the shapes were fitted in)."""
         return dict(zip(("own", "bonsai"), self.__dict__.get(name, {}).values()))
 
+    def _shape_stats(self) -> list[dict]:
+        """Per tree shape of the ensemble (see ``_shapes``): its parameters, its number of
+        trees, and the deepest path and widest node over those trees."""
+        out, start = [], 0
+        for name, (shape, count) in zip(("own", "bonsai"), self._shapes(self.n_classes_)):
+            trees = [m.tree for m in self.trees_[start:start + count]]
+            start += count
+            arity = [np.diff(t.child_ptr)[t.node_label < 0] for t in trees]
+            out.append({"shape": name, "n_trees": count, **shape._asdict(),
+                        "depth": max(int(np.diff(t.path_ptr).max()) for t in trees),
+                        "arity_max": max((int(a.max()) for a in arity if a.size), default=0)})
+        return out
+
     def stats(self):
         self._check_fitted()
         n_params = weight_bytes = 0
@@ -745,6 +758,8 @@ class LabelTree(Method):
             "arity_mean": float(arity.mean()) if arity.size else 0.0,
             "n_trees": len(self.trees_),
             "bonsai_trees": int(self._p("bonsai_trees")),
+            # depth, branching and arity above are the first tree's shape; each shape's here
+            "shapes": self._shape_stats(),
             # each shape's node C ("own": the shape the parameters give; "bonsai": the
             # added Bonsai trees') with LIBLINEAR nodes
             "node_C": self._by_shape("node_C_"),
