@@ -205,6 +205,18 @@ def test_defaults_of_the_newest_commit_win(br):
     assert v.gap_points == pytest.approx(20.0) and "defaults at 1111111" in v.notes[0]
 
 
+def test_the_newest_commit_is_the_later_one_in_history_not_the_later_run(br):
+    new = rec(top1=0.4, commit="2222222bbb", started="2026-11-26T10:00:00")
+    old = rec(top1=0.2, commit="1111111aaa", started="2026-11-26T11:30:00")  # re-run later
+    configs = br.group_configs([("defaults", new), ("defaults", old)])
+    history = {"2222222": 0, "1111111": 5}
+    d = br.defaults_config(configs, "hsm", "letter", {}, positions=history)
+    assert d.commits == "2222222"
+    # a commit outside the history: the records' start times decide
+    d = br.defaults_config(configs, "hsm", "letter", {}, positions={"2222222": 0})
+    assert d.commits == "1111111"
+
+
 def test_planned_cells_inherit_the_suite_datasets(br, tmp_path):
     suite = tmp_path / "suite.toml"
     suite.write_text('datasets = ["letter", "leaves100"]\n[[runs]]\nmethods = ["st", "hsm"]\n'

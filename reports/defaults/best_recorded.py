@@ -18,8 +18,10 @@ replaces the table block of README.md and prints it).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
+import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,9 @@ DEFAULTS_REPORT = HERE.name
 # for time): their no-parameter records are defaults rows too, their suites plan rows
 PARTS = ("synthetic", "sparse-10k", "ptb-sparse", "ptb")
 DEFAULTS_REPORTS = (DEFAULTS_REPORT, *(f"{DEFAULTS_REPORT}/{part}" for part in PARTS))
+# folders of seeds measured later for a configuration of the defaults report (its best
+# recorded one), counted as that report's records: {folder: report}
+MORE_SEEDS_OF = {f"{DEFAULTS_REPORT}/ast-reference": DEFAULTS_REPORT}
 SUITES = ("full-suite.toml", *(f"{part}/suite.toml" for part in PARTS))
 METHODS = ("st", "ast", "lomtree", "recall_tree", "label_tree", "label_embedding_tree",
            "mary_tree", "hsm", "ova", "softmax")
@@ -110,12 +115,19 @@ def short_commit(record: dict) -> str:
 
 def load_records(reports_dir: Path) -> list[tuple[str, dict]]:
     """(report name, record) for every line of every results.jsonl under reports/ (the
-    name is the folder's path below reports/, e.g. ``defaults/probes``)."""
+    name is the folder's path below reports/, e.g. ``defaults/probes``; a MORE_SEEDS_OF
+    folder's records under the report they add seeds to)."""
     out = []
     for path in sorted(reports_dir.rglob("results.jsonl")):
         name = path.parent.relative_to(reports_dir).as_posix()
         with path.open() as f:
-            out.extend((name, json.loads(line)) for line in f if line.strip())
+            records = [json.loads(line) for line in f if line.strip()]
+        if name in MORE_SEEDS_OF:  # as the report's own, raw outputs found from its folder
+            sub = Path(name).relative_to(MORE_SEEDS_OF[name]).as_posix()
+            records = [{**r, "raw": f"{sub}/{r['raw']}"} if r.get("raw") else r
+                       for r in records]
+            name = MORE_SEEDS_OF[name]
+        out.extend((name, r) for r in records)
     return out
 
 
@@ -174,16 +186,35 @@ def method_defaults(method: str) -> dict:
     return xcbench.make_method(method).get_params()
 
 
+@functools.lru_cache(maxsize=1)
+def commit_positions() -> dict[str, int]:
+    """{short commit: its place in this checkout's history, 0 the newest}; {} without git."""
+    try:
+        out = subprocess.run(["git", "-C", str(HERE), "rev-list", "HEAD"], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {commit[:7]: i for i, commit in enumerate(out.split())}
+
+
 def defaults_config(configs: list[Config], method: str, dataset: str,
-                    defaults: dict | None = None) -> Config | None:
+                    defaults: dict | None = None,
+                    positions: dict[str, int] | None = None) -> Config | None:
     """The defaults report's defaults configuration made by the newest code: no parameter
     set, or only query parameters at their ``defaults`` (a method whose default plan
-    measures several decoders on one fit, e.g. hsm, has one record per decoder)."""
+    measures several decoders on one fit, e.g. hsm, has one record per decoder). Newest
+    by the commits' order in ``positions`` (default: this checkout's history), so that an
+    older commit's run made later (e.g. a reference's missing seeds) does not stand for the
+    defaults; by the records' start times when a commit is not in it."""
     mine = [c for c in configs if c.report in DEFAULTS_REPORTS and c.method == method
             and c.dataset == dataset and c.is_defaults]
     if not mine:
         return None
-    newest = max(mine, key=lambda c: c.started).commits
+    positions = commit_positions() if positions is None else positions
+    if all(c.commits in positions for c in mine):
+        newest = min(mine, key=lambda c: positions[c.commits]).commits
+    else:
+        newest = max(mine, key=lambda c: c.started).commits
     for c in mine:
         if c.commits == newest and all(
                 defaults is not None and k in defaults and defaults[k] == v
