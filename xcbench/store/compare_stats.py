@@ -1,6 +1,7 @@
 """Statistics of two records of the same cell (or two rows of a report) from what the
 store keeps: top-1 correctness and the (smoothed) log-probability of the true class per
-test row from the raw outputs, timing repeats from the record, and the differences between two sides that make a comparison meaningless."""
+test row from the raw outputs, timing repeats from the record, and the differences between
+two sides that make a comparison meaningless."""
 from __future__ import annotations
 
 from dataclasses import dataclass
