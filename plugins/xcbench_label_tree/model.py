@@ -719,12 +719,12 @@ class LabelTree(Method):
         trees, and the deepest path and widest node over those trees."""
         out, start = [], 0
         for name, (shape, count) in zip(("own", "bonsai"), self._shapes(self.n_classes_)):
-            trees = [m.tree for m in self.trees_[start:start + count]]
+            shape_trees = [_depths_and_arity(m.tree) for m in self.trees_[start:start + count]]
             start += count
-            arity = [np.diff(t.child_ptr)[t.node_label < 0] for t in trees]
             out.append({"shape": name, "n_trees": count, **shape._asdict(),
-                        "depth": max(int(np.diff(t.path_ptr).max()) for t in trees),
-                        "arity_max": max((int(a.max()) for a in arity if a.size), default=0)})
+                        "depth": max(int(depths.max()) for depths, _ in shape_trees),
+                        "arity_max": max((int(arity.max()) for _, arity in shape_trees
+                                          if arity.size), default=0)})
         return out
 
     def stats(self):
@@ -743,16 +743,14 @@ class LabelTree(Method):
             weight_bytes += sum(a.nbytes for a in forest.store) + sum(
                 a.nbytes for a in (forest.roots, forest.child_ptr, forest.children,
                                    forest.node_label, forest.bias))
-        t = self.tree_
-        depths = np.diff(t.path_ptr)
-        arity = np.diff(t.child_ptr)[t.node_label < 0]
+        depths, arity = _depths_and_arity(self.tree_)
         return {
             "n_params": int(n_params),
             "bytes": int(weight_bytes),
             "depth": int(depths.max()),
             "depth_mean": float(depths.mean()),
             "leaves": int(self.n_classes_),
-            "internal_nodes": int((t.node_label < 0).sum()),
+            "internal_nodes": int(arity.size),  # one arity per internal node
             "branching": int(self.branching_),
             "arity_max": int(arity.max()) if arity.size else 0,
             "arity_mean": float(arity.mean()) if arity.size else 0.0,
@@ -778,6 +776,12 @@ class LabelTree(Method):
             "lr_probe": {str(lr): acc for lr, acc in self.__dict__.get("lr_probe_", {}).items()},
             "train_loss_curve": self.loss_curve_,
         }
+
+
+def _depths_and_arity(tree):
+    """A tree's path length to each class, and the number of children of each internal
+    node."""
+    return np.diff(tree.path_ptr), np.diff(tree.child_ptr)[tree.node_label < 0]
 
 
 def _first_then_rest(first, labels, scores, k):

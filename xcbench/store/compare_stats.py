@@ -18,12 +18,17 @@ MEASURING_OPTIONS = ("threads", "fit_threads", "latency_calls", "topk")
 OTHER_OPTIONS = ("timeout", "memory_limit")
 
 
-def top1_correct(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
-    """(whether each test row's top-1 label is right, the true labels) of an ``ok``
-    record from its raw outputs in ``store``; None when they were not kept."""
+def ok_raw(store, record: dict) -> dict | None:
+    """The raw outputs an ``ok`` record kept in ``store``; None when it is not ok or kept
+    none."""
     if not record or record.get("status") != "ok":
         return None
-    raw = store.load_raw(record)
+    return store.load_raw(record)
+
+
+def correct_rows(record: dict, raw: dict | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(whether each test row's top-1 label is right, the true labels) from a record's raw
+    outputs; None without them."""
     if not raw or "labels" not in raw or "y" not in raw:
         return None
     labels, y = np.asarray(raw["labels"]), np.asarray(raw["y"])
@@ -31,14 +36,11 @@ def top1_correct(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
     return top1 == y, y
 
 
-def smoothed_log_p(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
-    """(each test row's smoothed log-probability of its true class, the true labels) of an
-    ``ok`` record from its raw outputs, smoothed as its ``perplexity_smoothed`` is; None when
-    the record gives no probabilities or its raw outputs were not kept."""
-    if not record or record.get("status") != "ok":
-        return None
+def log_p_rows(record: dict, raw: dict | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(each test row's smoothed log-probability of its true class, the true labels) from a
+    record's raw outputs, smoothed as its ``perplexity_smoothed`` is; None when the record
+    gives no probabilities or kept no raw outputs."""
     n_classes = (record.get("dataset_stats") or {}).get("n_classes")
-    raw = store.load_raw(record)
     if not raw or n_classes is None or any(
             name not in raw for name in ("log_p", "support", "y")):
         return None
@@ -47,16 +49,21 @@ def smoothed_log_p(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
         np.asarray(raw["y"])
 
 
-def paired_rows(per_row, store_a, records_a: list[dict], store_b,
-                records_b: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
-    """A per-row quantity of A and of B over the same test rows: ``per_row(store,
-    record)`` gives (values, true labels) or None (e.g. :func:`top1_correct`); records are
-    paired in order (e.g. one per shared seed), each pair's rows concatenated; None when a
-    pair lacks the values or its two sides were not measured on the same rows (true labels
-    differ)."""
+def top1_correct(store, record: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`correct_rows` of an ``ok`` record's raw outputs in ``store``."""
+    return correct_rows(record, ok_raw(store, record))
+
+
+def paired_rows(per_row, side_a: list[tuple], side_b: list[tuple]
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """A per-row quantity of A and of B over the same test rows: each side a list of
+    (record, raw outputs), paired in order (e.g. one per shared seed); ``per_row(record,
+    raw)`` gives (values, true labels) or None (:func:`correct_rows`, :func:`log_p_rows`);
+    each pair's rows concatenated; None when a pair lacks the values or its two sides were
+    not measured on the same rows (true labels differ)."""
     parts_a, parts_b = [], []
-    for rec_a, rec_b in zip(records_a, records_b):
-        a, b = per_row(store_a, rec_a), per_row(store_b, rec_b)
+    for (rec_a, raw_a), (rec_b, raw_b) in zip(side_a, side_b):
+        a, b = per_row(rec_a, raw_a), per_row(rec_b, raw_b)
         if a is None or b is None or a[1].shape != b[1].shape or not np.array_equal(a[1], b[1]):
             return None
         parts_a.append(a[0])
@@ -64,12 +71,6 @@ def paired_rows(per_row, store_a, records_a: list[dict], store_b,
     if not parts_a:
         return None
     return np.concatenate(parts_a), np.concatenate(parts_b)
-
-
-def paired_correct(store_a, records_a: list[dict], store_b,
-                   records_b: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The top-1 correctness of A and B over the same test rows (see :func:`paired_rows`)."""
-    return paired_rows(top1_correct, store_a, records_a, store_b, records_b)
 
 
 def latency_calls(record: dict) -> np.ndarray | None:
@@ -99,9 +100,12 @@ class PairStatistics:
 
 def pair_statistics(store_a, records_a: list[dict], store_b, records_b: list[dict],
                     seed: int = 0) -> PairStatistics:
-    """PairStatistics of B vs A from records paired in order (see ``paired_correct``);
+    """PairStatistics of B vs A from records paired in order (see ``paired_rows``);
     the latency ratio pools each side's timed calls."""
-    correct = paired_correct(store_a, records_a, store_b, records_b)
+    # each record's raw outputs read once, for its top-1 rows and its log-probabilities
+    side_a = [(r, ok_raw(store_a, r)) for r in records_a]
+    side_b = [(r, ok_raw(store_b, r)) for r in records_b]
+    correct = paired_rows(correct_rows, side_a, side_b)
     test = interval = ratio = None
     if correct is not None:
         test = mcnemar_exact(*correct)
@@ -112,7 +116,7 @@ def pair_statistics(store_a, records_a: list[dict], store_b, records_b: list[dic
         times_a, times_b = np.concatenate(calls_a), np.concatenate(calls_b)
         if np.median(times_a) > 0:
             ratio = bootstrap_median_ratio(times_a, times_b, seed=seed)
-    log_p = paired_rows(smoothed_log_p, store_a, records_a, store_b, records_b)
+    log_p = paired_rows(log_p_rows, side_a, side_b)
     perplexity = None if log_p is None else paired_bootstrap_perplexity_ratio(*log_p, seed=seed)
     return PairStatistics(test, interval, ratio, perplexity)
 
