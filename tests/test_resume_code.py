@@ -162,6 +162,35 @@ def test_cli_dry_run_prints_the_plan_and_runs_nothing(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
+def test_stored_cell_time_counts_each_planned_cell_once_from_its_newest_record(tmp_path,
+                                                                              capsys):
+    from xcbench.cli import main
+    from xcbench.run.suites import parse_suite, stored_cell_seconds
+
+    import tomllib
+
+    def record(method, params, wall, started="2026-01-01"):
+        return {"method": method, "params": params, "dataset": "synthetic-small", "seed": 0,
+                "status": "ok", "started_at": started, "wall_seconds": wall,
+                "schema_version": 1, "key": f"{method}{params}{started}"}
+    records = [record("softmax", {"C": 0.1}, 10.0), record("softmax", {"C": 0.1}, 30.0,
+                                                          "2026-02-01"),
+               record("ova", {}, 5.0), record("ova", {"C": 9}, 99.0),  # not planned
+               record("hsm", {"decoder": "greedy"}, 7.0), record("hsm", {"decoder": "exact"},
+                                                                 7.0)]
+    suite = parse_suite(tomllib.loads(SUITE))
+    assert stored_cell_seconds(suite, records) == ({"synthetic-small": 42.0}, 1)  # C=1: none
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "results.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records))
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE)
+    assert main(["run", "--suite", str(path), "--dry-run", "--out", str(tmp_path / "x")]) == 0
+    assert "stored cell time: 42s: the planned cells' newest records' wall times" \
+        in capsys.readouterr().out
+
+
 def test_cli_refuses_plan_flags_with_a_suite(tmp_path, capsys):
     from xcbench.cli import main
 

@@ -137,11 +137,28 @@ def _print_plan(suite, out, whole: bool = True) -> int:
     print(f"suite {suite.name}: {len(planned)} cell(s), {total} measurement(s); expected "
           f"wall time: {suite.expected_wall or 'not stated'}")
     if (Path(out) / "results.jsonl").exists():
-        missing, extra = plan_vs_records(suite, ResultStore(out).latest())
+        records = ResultStore(out).latest()
+        missing, extra = plan_vs_records(suite, records)
         print(f"{out}: {total - len(missing)} of the {total} planned measurement(s) have a "
               f"record (any code); {len(extra)} record(s) there are not in the suite"
               + (" (--retire-unplanned moves them aside)" if extra and whole else ""))
+        print(_stored_time_line(suite, records))
     return EXIT_OK
+
+
+def _stored_time_line(suite, records) -> str:
+    """How long the planned cells took when their newest records were made, per dataset:
+    a measured guide to the wall time of a re-run (one cell at a time)."""
+    from ..run.progress import format_duration
+    from ..run.suites import stored_cell_seconds
+
+    seconds, without = stored_cell_seconds(suite, records)
+    parts = ", ".join(f"{name} {format_duration(s)}" for name, s in seconds.items())
+    return (f"stored cell time: {format_duration(sum(seconds.values()))}"
+            + (f" ({parts})" if len(seconds) > 1 else "")
+            + ": the planned cells' newest records' wall times, one cell after another "
+            "(any code or machine)"
+            + (f"; {without} cell(s) have no record" if without else ""))
 
 
 def _retire_unplanned(suite, out) -> int:

@@ -95,16 +95,19 @@ def estimate_remaining(finished: dict[str, list[float]], remaining: list[str],
     return left / parallel
 
 
-def format_eta(seconds: float | None) -> str:
-    """``ETA 1h02m``, ``ETA 3m05s``, ``ETA 42s`` or ``ETA estimating`` when unknown."""
-    if seconds is None:
-        return "ETA estimating"
+def format_duration(seconds: float) -> str:
+    """``1h02m``, ``3m05s`` or ``42s``."""
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
-        return f"ETA {hours}h{minutes:02d}m"
-    return f"ETA {minutes}m{secs:02d}s" if minutes else f"ETA {secs}s"
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def format_eta(seconds: float | None) -> str:
+    """``ETA 1h02m``, ``ETA 3m05s``, ``ETA 42s`` or ``ETA estimating`` when unknown."""
+    return "ETA estimating" if seconds is None else f"ETA {format_duration(seconds)}"
 
 
 def cell_text(phase: str, seconds: float, progress: str = "") -> str:

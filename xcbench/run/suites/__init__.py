@@ -26,9 +26,11 @@ takes a path or one of those names. ``--only NAME`` keeps the cells of one metho
 """
 from __future__ import annotations
 
-from .cells import newest_per_planned, plan_vs_records, planned_test, suite_cells
+from .cells import (newest_per_planned, plan_vs_records, planned_test, stored_cell_seconds,
+                    suite_cells)
 from .spec import (NAMED_SUITES, Suite, SuiteError, SuiteRun, load_suite, named_suite_path,
                    parse_suite)
 
 __all__ = ["NAMED_SUITES", "Suite", "SuiteError", "SuiteRun", "load_suite", "named_suite_path",
-           "parse_suite", "newest_per_planned", "plan_vs_records", "planned_test", "suite_cells"]
+           "parse_suite", "newest_per_planned", "plan_vs_records", "planned_test",
+           "stored_cell_seconds", "suite_cells"]

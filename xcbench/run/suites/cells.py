@@ -86,6 +86,28 @@ def plan_vs_records(suite: Suite, records: list[dict]) -> tuple[list, list]:
     return missing, extra
 
 
+def stored_cell_seconds(suite: Suite, records: list[dict]) -> tuple[dict, int]:
+    """What the suite's cells took when last measured: ({dataset: seconds}, cells with no
+    record). Each planned cell counts once, with the wall time of the newest record that
+    serves one of its measurements (the measurements of one fit share its wall time), made
+    by any code on any machine."""
+    stored = [(newness(r, i), record_identity(r), r) for i, r in enumerate(records)]
+    seconds, without = {}, 0
+    for run, cell in suite_cells(suite):
+        keyed = run.run_options().keyed()
+        plans = [measurement_identity(cell.method, p, cell.dataset, cell.seed, keyed)
+                 for p in cell.run_params()]
+        served = [(rank, r) for rank, ident, r in stored
+                  if any(_plan_matches(plan, ident) for plan in plans)]
+        if not served:
+            without += 1
+            continue
+        newest = max(served, key=lambda pair: pair[0])[1]
+        seconds[cell.dataset] = seconds.get(cell.dataset, 0.0) + (newest.get("wall_seconds")
+                                                                   or 0.0)
+    return seconds, without
+
+
 def planned_test(suite: Suite):
     """A function of a record: does ``suite`` plan its measurement (``_plan_matches``)?"""
     planned = _planned_identities(suite)
