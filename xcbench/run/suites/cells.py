@@ -30,10 +30,8 @@ def suite_cells(suite: Suite) -> list[tuple]:
                                  f"{', '.join(build)}; query parameters of {method}: "
                                  f"{', '.join(spec.query_params) or '(none)'} (move the "
                                  "others to params)")
-        keyed = run.run_options().keyed()
         for cell in cells:
-            for params in cell.run_params():
-                ident = measurement_identity(cell.method, params, cell.dataset, cell.seed, keyed)
+            for params, ident in zip(cell.run_params(), _cell_identities(run, cell)):
                 if ident in seen:
                     raise SuiteError(f"{run.label}: {cell.method} {params} on {cell.dataset} "
                                      f"seed {cell.seed} is planned in {seen[ident]} already "
@@ -41,6 +39,13 @@ def suite_cells(suite: Suite) -> list[tuple]:
                 seen[ident] = run.label
             planned.append((run, cell))
     return planned
+
+
+def _cell_identities(run, cell) -> list[tuple]:
+    """``measurement_identity`` of each measurement of one planned cell of ``run``."""
+    keyed = run.run_options().keyed()
+    return [measurement_identity(cell.method, p, cell.dataset, cell.seed, keyed)
+            for p in cell.run_params()]
 
 
 def _same_params(method: str, planned: str, stored: str) -> bool:
@@ -60,12 +65,7 @@ def _same_params(method: str, planned: str, stored: str) -> bool:
 
 def _planned_identities(suite: Suite) -> list[tuple]:
     """``measurement_identity`` of every measurement ``suite`` plans."""
-    planned = []
-    for run, cell in suite_cells(suite):
-        keyed = run.run_options().keyed()
-        planned += [measurement_identity(cell.method, p, cell.dataset, cell.seed, keyed)
-                    for p in cell.run_params()]
-    return planned
+    return [ident for run, cell in suite_cells(suite) for ident in _cell_identities(run, cell)]
 
 
 def _plan_matches(plan: tuple, rec: tuple) -> bool:
@@ -94,9 +94,7 @@ def stored_cell_seconds(suite: Suite, records: list[dict]) -> tuple[dict, int]:
     stored = [(newness(r, i), record_identity(r), r) for i, r in enumerate(records)]
     seconds, without = {}, 0
     for run, cell in suite_cells(suite):
-        keyed = run.run_options().keyed()
-        plans = [measurement_identity(cell.method, p, cell.dataset, cell.seed, keyed)
-                 for p in cell.run_params()]
+        plans = _cell_identities(run, cell)
         served = [(rank, r) for rank, ident, r in stored
                   if any(_plan_matches(plan, ident) for plan in plans)]
         if not served:
