@@ -264,3 +264,54 @@ def test_store_retire_keeps_unreadable_lines_and_order(tmp_path):
     with pytest.warns(UserWarning, match="corrupt"):
         assert [r["key"] for r in store.records()] == ["a", "c"]
     assert [r["key"] for r in ResultStore(tmp_path / "retired.jsonl").records()] == ["b"]
+
+
+def test_reuse_from_copies_the_same_codes_records_with_their_raw_outputs(tmp_path, at_commit):
+    at_commit("a" * 40)
+    first = _run(tmp_path / "a")
+    lent = _run(tmp_path / "b", resume=True, reuse_from=[tmp_path / "a"])
+    assert lent.records == [] and len(lent.reused) == 2  # nothing measured again
+    assert f"--reuse-from: copied 2 record(s) made by this code from {tmp_path / 'a'}" \
+        in lent.resume_note
+    ours = ResultStore(tmp_path / "b")
+    assert sorted(r["key"] for r in ours.records()) == sorted(r["key"] for r in first.records)
+    for record in ours.records():
+        assert (tmp_path / "b" / record["raw"]).read_bytes() == \
+            (tmp_path / "a" / record["raw"]).read_bytes()
+    again = _run(tmp_path / "b", resume=True, reuse_from=[tmp_path / "a"])
+    assert len(ours.records()) == 2 and "--reuse-from" not in again.resume_note
+
+
+def test_reuse_from_never_lends_other_code_or_failed_records(tmp_path, at_commit, monkeypatch):
+    from xcbench.contract.plugins import get_method_spec
+
+    at_commit("a" * 40)
+    ova = type(get_method_spec("ova").make())
+    monkeypatch.setattr(ova, "estimate_memory", lambda self, *a: 100 * 2 ** 30)
+    _run(tmp_path / "a", memory_limit=2 ** 30)  # softmax ok, ova refused
+    monkeypatch.undo()
+    at_commit("a" * 40)
+    mixed = _run(tmp_path / "b", resume=True, reuse_from=[tmp_path / "a"],
+                 memory_limit=2 ** 30)
+    assert [(r["method"], r["status"]) for r in mixed.records] == [("ova", "ok")]
+    assert "copied 1 record(s)" in mixed.resume_note
+    at_commit("b" * 40)  # other code: nothing of folder a is this code's measurement
+    other = _run(tmp_path / "c", resume=True, reuse_from=[tmp_path / "a"])
+    assert len(other.records) == 2 and other.resume_note is None
+
+
+def test_reuse_from_a_folder_without_results_says_so(tmp_path):
+    with pytest.raises(ValueError, match="--reuse-from .*nowhere: no results file there"):
+        _run(tmp_path / "b", resume=True, reuse_from=[tmp_path / "nowhere"])
+
+
+def test_a_suites_reuse_from_is_relative_to_its_file_and_needs_resume(tmp_path, capsys):
+    from xcbench.cli import main
+    from xcbench.run.suites import load_suite
+
+    path = tmp_path / "reports" / "mine" / "suite.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('reuse_from = ["../theirs"]\n' + SUITE)
+    assert load_suite(path).reuse_from == (tmp_path / "reports" / "mine" / ".." / "theirs",)
+    assert main(["run", "--suite", str(path), "--reuse-from", str(tmp_path)]) == 2
+    assert "use it with --resume" in capsys.readouterr().err

@@ -44,6 +44,9 @@ def cmd_run(args) -> int:
     if retry and not args.resume:
         raise ValueError("--retry re-runs stored cells of a results folder: use it with "
                          "--resume")
+    if args.reuse_from and not args.resume:
+        raise ValueError("--reuse-from copies stored records into a results folder, as "
+                         "--resume keeps its own: use it with --resume")
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     if args.suite:
         return _run_suite(args, retry, command)
@@ -66,7 +69,8 @@ def cmd_run(args) -> int:
                            options=options,
                            resume=args.resume, data_dir=args.data_dir,
                            progress=not args.quiet, command=command, executor=args.executor,
-                           scheduler=args.scheduler, workers=args.workers, retry=retry)
+                           scheduler=args.scheduler, workers=args.workers, retry=retry,
+                           reuse_from=args.reuse_from or ())
     return _finish(args, outcome, args.out)
 
 
@@ -110,7 +114,8 @@ def _run_suite(args, retry, command) -> int:
                             option_overrides=overrides,
                             resume=args.resume, data_dir=args.data_dir,
                             executor=args.executor, scheduler=args.scheduler,
-                            workers=args.workers, retry=retry)
+                            workers=args.workers, retry=retry,
+                            reuse_from=args.reuse_from or ())
     print(f"suite {suite.name}: {len(suite.runs)} run(s) in "
           f"{outcome.wall_seconds / 60:.1f} min (expected: {suite.expected_wall or 'not stated'})")
     from ..run.suites import newest_per_planned
@@ -253,6 +258,11 @@ def add_parser(sub) -> None:
     run.add_argument("--retry", default=None, metavar="failed|error|timeout|refused",
                      help="with --resume: also re-run the stored cells of these statuses "
                           "(comma-separated; failed = error, timeout and refused)")
+    run.add_argument("--reuse-from", action="append", default=None, metavar="FOLDER",
+                     help="with --resume: copy in (raw outputs included) the records another "
+                          "results folder holds of this plan's measurements made by this code "
+                          "(same key), instead of measuring them again; may be repeated. A "
+                          "suite may list such folders itself (reuse_from = [...])")
     run.add_argument("--in-process", action="store_true",
                      help="run cells in this process (no isolation, no timeout; for debugging)")
     run.add_argument("--executor", choices=["local", "dask"], default="local",

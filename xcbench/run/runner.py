@@ -25,6 +25,7 @@ from ..store.records import build_record, encode_record, run_key
 from ..store.results import RESULTS_FILE, ResultStore
 from ..version import __version__
 from .resume import ResumeState
+from .reuse_from import Lenders
 from .cell import measure_cell
 from .cell_job import CellJob
 from .options import RunOptions
@@ -108,7 +109,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                  options: RunOptions | None = None, resume=False, data_dir=None,
                  progress=True, command: str | None = None, executor: str = "local",
                  scheduler: str | None = None, workers: int | None = None,
-                 retry=()) -> PlanOutcome:
+                 retry=(), reuse_from=()) -> PlanOutcome:
     """Run every cell of the plan; return a PlanOutcome.
 
     Everything that can be checked is checked before any cell runs: the output folder, the
@@ -116,8 +117,10 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     ``resume=True`` measurements already stored by the same code (any status, less those in
     ``retry``, e.g. ``("refused",)``) are not repeated; a cell stored in part is re-run and
     only its missing records are added (``resume_note`` says what was reused and why the
-    rest was re-run; see ``resume``). ``command`` is stored in each
-    record. ``executor`` is ``local`` (one cell at a time here) or ``dask`` (a LocalCluster of
+    rest was re-run; see ``resume``). With ``resume=True``, ``reuse_from`` names other
+    results folders whose records of this plan's measurements by this code are copied in,
+    raw outputs included, instead of measured again (``reuse_from.Lenders``). ``command``
+    is stored in each record. ``executor`` is ``local`` (one cell at a time here) or ``dask`` (a LocalCluster of
     ``workers`` processes, or the cluster whose scheduler is at ``scheduler``); either way
     the records are appended here, one cell at a time, as cells finish.
     """
@@ -135,6 +138,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     code = provenance.code_state()
     previous = ResumeState(store.records() if resume else [], code, retry)
     stored = previous.stored
+    lenders = Lenders(reuse_from if resume else ())
     claims = CellClaims(store) if resume else None
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
@@ -150,6 +154,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                 bar.status("data", "")
                 for cell in [c for c in cells if c.dataset == name]:
                     keys = _cell_keys(cell, dataset.checksum, options, code)
+                    lenders.lend(store, keys, stored)
                     if claims is not None and _claim(store, claims, keys, stored,
                                                      previous.retry) == "taken":
                         outcome.taken.append(f"{cell.method} on {cell.dataset} seed {cell.seed}")
@@ -181,7 +186,8 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
             if claims is not None:
                 claims.release_all()
             store.remove_stale_temporaries()
-            outcome.resume_note = previous.summary()
+            outcome.resume_note = "; ".join(
+                note for note in (previous.summary(), lenders.summary()) if note) or None
     return outcome
 
 

@@ -75,7 +75,8 @@ class ResultStore:
         from filelock import FileLock
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.path.parent / LOCK_FILE))
+        # one lock object per file (is_singleton), so holding it while appending nests
+        return FileLock(str(self.path.parent / LOCK_FILE), is_singleton=True)
 
     def append(self, record: dict) -> None:
         """Append one record atomically (see :meth:`append_many`)."""
@@ -180,13 +181,29 @@ class ResultStore:
     def save_raw(self, key: str, arrays: dict) -> str:
         """Write ``arrays`` to ``raw/<key>.npz`` (atomically); return the path relative to
         the store's folder, as recorded in the record's ``raw`` field."""
+        return self._write_raw(key, lambda f: np.savez_compressed(
+            f, **{k: v for k, v in arrays.items() if v is not None}))
+
+    def adopt(self, record: dict, source: "ResultStore") -> dict:
+        """``record`` of store ``source`` as this store keeps it: its raw outputs copied
+        (atomically) into this store's ``raw/``. The record is returned, not appended."""
+        record = dict(record)
+        if record.get("raw") and (source.path.parent / record["raw"]).is_file():
+            origin = source.path.parent / record["raw"]
+            record["raw"] = self._write_raw(
+                record["key"], lambda f: f.write(origin.read_bytes()))
+        else:
+            record["raw"] = None
+        return record
+
+    def _write_raw(self, key: str, write) -> str:
+        """``raw/<key>.npz`` written by ``write(binary file)``, atomically; its path relative
+        to the store's folder. StoreWriteError if the disk refuses."""
         self.raw_dir.mkdir(parents=True, exist_ok=True)
         target = self.raw_path(key)
         try:
-            _replace_atomically(
-                target, lambda f: np.savez_compressed(
-                    f, **{k: v for k, v in arrays.items() if v is not None}),
-                prefix=temporary_prefix(key), suffix=".tmp.npz")
+            _replace_atomically(target, write, prefix=temporary_prefix(key),
+                                suffix=".tmp.npz")
         except OSError as exc:
             raise StoreWriteError(exc.errno, f"{target}: the raw outputs were not stored: "
                                   f"{_why(exc)}; nothing half-written was left. Free some "

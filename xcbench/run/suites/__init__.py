@@ -21,6 +21,10 @@ parameter grid x datasets x seeds, under one set of run options. Top-level ``dat
     [runs.query.hsm]     # query parameters: measured on one fit, one record each
     decoder = ["greedy", "topk"]
 
+``out`` (the results folder) and ``reuse_from`` (folders whose records of the same
+measurements by the same code ``--resume`` copies in: ``xcbench.run.reuse_from``) are
+paths relative to the suite file.
+
 Named suites ship beside this module (``quick``, ``standard``, ``scaling``); ``load_suite``
 takes a path or one of those names. ``--only NAME`` keeps the cells of one method or dataset.
 """

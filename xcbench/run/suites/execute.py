@@ -8,12 +8,13 @@ from .spec import Suite
 
 
 def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=print,
-                  option_overrides=None, **plan_kwargs):
+                  option_overrides=None, reuse_from=(), **plan_kwargs):
     """Run every run of ``suite`` (checked in full first: ``suite_cells``) into ``out``
     (default: the suite's own ``out``, else ``xcbench-results``); return one PlanOutcome
     holding the records of all runs. ``option_overrides`` (e.g. ``{"isolate": False}``)
-    apply to every run's RunOptions; ``plan_kwargs`` go to ``execute_plan`` (``resume``,
-    ``data_dir``, ``executor``, ...)."""
+    apply to every run's RunOptions; ``reuse_from`` folders are lent from after the suite's
+    own ``reuse_from``; ``plan_kwargs`` go to ``execute_plan`` (``resume``, ``data_dir``,
+    ``executor``, ...)."""
     from ..runner import PlanOutcome, execute_plan
 
     suite_cells(suite)  # every run's methods, parameters and options, before any work
@@ -27,7 +28,8 @@ def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=pr
         outcome = execute_plan(list(run.methods), list(run.datasets), list(run.seeds), out=out,
                                param_overrides=run.params,
                                options=run.run_options(**(option_overrides or {})),
-                               progress=progress, command=command, **plan_kwargs)
+                               progress=progress, command=command,
+                               reuse_from=[*suite.reuse_from, *reuse_from], **plan_kwargs)
         total.records += outcome.records
         total.reused += outcome.reused
         if outcome.resume_note:

@@ -5,13 +5,15 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..reuse_from import resolve_folders
+
 #: the suites shipped with xcbench, by name (files beside this module)
 NAMED_SUITES = ("quick", "standard", "scaling")
 #: run options a suite may set, with the ``xcbench run`` flag each stands for
 RUN_OPTIONS = {"timeout": "--timeout", "threads": "--threads", "fit_threads": "--fit-threads",
                "latency_calls": "--latency-calls", "memory_limit": "--memory-limit"}
-_TOP_KEYS = ("name", "description", "expected_wall", "out", "datasets", "seeds", "options",
-             "report", "runs")
+_TOP_KEYS = ("name", "description", "expected_wall", "out", "reuse_from", "datasets", "seeds",
+             "options", "report", "runs")
 _RUN_KEYS = ("name", "note", "methods", "datasets", "seeds", "params", "query", "options")
 _REPORT_KEYS = ("title", "columns")
 
@@ -58,6 +60,9 @@ class Suite:
     runs: tuple
     path: Path | None = None
     out: Path | None = None  # default results folder (relative paths: from the file's folder)
+    #: results folders whose records of this suite's measurements, made by the same code,
+    #: ``--resume`` copies in instead of measuring (relative paths: from the file's folder)
+    reuse_from: tuple = ()
     report: dict = field(default_factory=dict)  # title, columns of the report
 
     @property
@@ -138,14 +143,17 @@ def parse_suite(data: dict, path: Path | None = None) -> Suite:
                  for i, run in enumerate(runs_data, 1))
     report = data.get("report", {})
     _check_keys(report, _REPORT_KEYS, f"{where}: [report]")
+    base = Path(path).parent if path else None
     out = data.get("out")
     if out is not None:
-        out = Path(out) if Path(out).is_absolute() or path is None \
-            else Path(path).parent / out
+        out = resolve_folders([out], base)[0]
+    reuse_from = resolve_folders(_names(data.get("reuse_from", []), f"{where}: reuse_from"),
+                                 base)
     name = data.get("name") or (Path(path).stem if path else "suite")
     return Suite(name=str(name), description=str(data.get("description", "")),
                  expected_wall=data.get("expected_wall"), runs=runs,
-                 path=Path(path) if path else None, out=out, report=dict(report))
+                 path=Path(path) if path else None, out=out, reuse_from=tuple(reuse_from),
+                 report=dict(report))
 
 
 def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
