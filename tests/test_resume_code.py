@@ -312,6 +312,14 @@ def test_a_suites_reuse_from_is_relative_to_its_file_and_needs_resume(tmp_path, 
     path = tmp_path / "reports" / "mine" / "suite.toml"
     path.parent.mkdir(parents=True)
     path.write_text('reuse_from = ["../theirs"]\n' + SUITE)
-    assert load_suite(path).reuse_from == (tmp_path / "reports" / "mine" / ".." / "theirs",)
+    theirs = tmp_path / "reports" / "theirs"
+    assert load_suite(path).reuse_from == (theirs,)
     assert main(["run", "--suite", str(path), "--reuse-from", str(tmp_path)]) == 2
     assert "use it with --resume" in capsys.readouterr().err
+    assert main(["run", "--suite", str(path), "--dry-run"]) == 0
+    assert f"reuse_from {theirs}: no results file there" in capsys.readouterr().out
+    assert main(["run", "--suite", str(path), "--only", "ova", "--out", str(theirs),
+                 "--quiet", "--no-report"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--suite", str(path), "--dry-run"]) == 0
+    assert "holds 1 of the 5 planned measurement(s)" in capsys.readouterr().out

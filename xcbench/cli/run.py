@@ -148,7 +148,23 @@ def _print_plan(suite, out, whole: bool = True) -> int:
               f"record (any code); {len(extra)} record(s) there are not in the suite"
               + (" (--retire-unplanned moves them aside)" if extra and whole else ""))
         print(_stored_time_line(suite, records))
+    for folder in suite.reuse_from:
+        print(_lender_line(suite, folder, total))
     return EXIT_OK
+
+
+def _lender_line(suite, folder, total: int) -> str:
+    """How many of the planned measurements a ``reuse_from`` folder holds (ok records of any
+    code; ``--resume`` copies those made by the running code)."""
+    from ..run.suites import plan_vs_records
+    from ..store.results import ResultStore
+
+    store = ResultStore(folder)
+    if not store.path.is_file():
+        return f"reuse_from {folder}: no results file there (--resume will refuse it)"
+    missing, _ = plan_vs_records(suite, [r for r in store.latest() if r["status"] == "ok"])
+    return (f"reuse_from {folder}: holds {total - len(missing)} of the {total} planned "
+            "measurement(s) (ok, any code; --resume copies those this code made)")
 
 
 def _stored_time_line(suite, records) -> str:

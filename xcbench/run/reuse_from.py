@@ -9,6 +9,7 @@ folder instead of measuring them again; ``--resume`` then reuses them as its own
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -57,9 +58,11 @@ class Lenders:
 
 
 def resolve_folders(folders, base: Path | None = None) -> list[Path]:
-    """``folders`` as paths, relative ones taken from ``base`` (a suite file's folder)."""
+    """``folders`` as paths, relative ones taken from ``base`` (a suite file's folder), with
+    ``..`` folded in so messages name the folder plainly."""
     out = []
     for folder in folders or ():
         path = Path(folder)
-        out.append(path if path.is_absolute() or base is None else base / path)
+        out.append(path if path.is_absolute() or base is None
+                   else Path(os.path.normpath(base / path)))
     return out
