@@ -21,7 +21,9 @@ def fit_memory(n_samples: int, n_features: int, nnz: int, n_classes: int, *, k: 
       A = min(D, 2 nnz / L) columns with k classes (k A SOLVER_BYTES + 32 k n_leaf)
     + the model twice (tree + flat CSR, 24 bytes per weight): l1 solutions with at most one
       nonzero per (point, output) (basic solutions), so <= k min(N, nnz) leaf weights and
-      <= depth min(N, nnz) decision weights.
+      <= depth min(N, nnz) decision weights; and no more than the L leaves' k x (D + 1) and
+      the L - 1 decision nodes' D + 1 weights (the cap that binds for large leaves on dense
+      rows: ast on ptb, k0 = 840, was estimated at 15.9 GB by the first bound alone).
     """
     n, D, K = int(n_samples), int(n_features), int(n_classes)
     nnz = n * D if dense else int(nnz)
@@ -36,6 +38,9 @@ def fit_memory(n_samples: int, n_features: int, nnz: int, n_classes: int, *, k: 
     leaf = k * a_leaf * SOLVER_BYTES.get(leaf_solver, 512) + 32 * k * n_leaf
     leaf += 2 * (12 * nnz * n_leaf // max(n, 1) + 8 * n_leaf)
     work = max(1, int(n_jobs)) * max(root, leaf)
-    model = 24 * (k + int(depth) + 1) * min(n, nnz) + 64 * L * 2
+    basic = min(n, nnz)  # nonzeros per output of a basic l1 solution
+    leaf_weights = k * min(basic, L * (D + 1))
+    decision_weights = min(int(depth) * basic, (L - 1) * (D + 1))
+    model = 24 * (leaf_weights + decision_weights + basic) + 64 * L * 2
     fixed = 4 << 20  # Python objects and small arrays of the tree and its flat copies
     return int(fixed + inputs + per_point + work + model)
