@@ -120,9 +120,10 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     rest was re-run; see ``resume``). With ``resume=True``, ``reuse_from`` names other
     results folders whose records of this plan's measurements by this code are copied in,
     raw outputs included, instead of measured again (``reuse_from.Lenders``). ``command``
-    is stored in each record. ``executor`` is ``local`` (one cell at a time here) or ``dask`` (a LocalCluster of
-    ``workers`` processes, or the cluster whose scheduler is at ``scheduler``); either way
-    the records are appended here, one cell at a time, as cells finish.
+    is stored in each record. ``executor`` is ``local`` (one cell at a time here) or
+    ``dask`` (a LocalCluster of ``workers`` processes, or the cluster whose scheduler is at
+    ``scheduler``); either way the records are appended here, one cell at a time, as cells
+    finish.
     """
     from .cell_job import cached_dataset, dataset_facts
     from .executors import make_executor
