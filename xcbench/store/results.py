@@ -188,12 +188,9 @@ class ResultStore:
         """``record`` of store ``source`` as this store keeps it: its raw outputs copied
         (atomically) into this store's ``raw/``. The record is returned, not appended."""
         record = dict(record)
-        if record.get("raw") and (source.path.parent / record["raw"]).is_file():
-            origin = source.path.parent / record["raw"]
-            record["raw"] = self._write_raw(
-                record["key"], lambda f: f.write(origin.read_bytes()))
-        else:
-            record["raw"] = None
+        origin = source.path.parent / record["raw"] if record.get("raw") else None
+        record["raw"] = (self._write_raw(record["key"], lambda f: f.write(origin.read_bytes()))
+                         if origin is not None and origin.is_file() else None)
         return record
 
     def _write_raw(self, key: str, write) -> str:
