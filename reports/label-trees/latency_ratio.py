@@ -24,7 +24,8 @@ models = {
     "ova": make_method("ova", max_iter=1),
     "label_embedding_tree (softmax)": make_method("label_embedding_tree", loss="softmax",
                                                   epochs=1, random_state=0),
-    "label_embedding_tree (tree)": make_method("label_embedding_tree", epochs=1, random_state=0),
+    "label_embedding_tree (tree)": make_method("label_embedding_tree", loss="tree", epochs=1,
+                                               random_state=0),
     "label_tree (softmax)": make_method("label_tree", loss="softmax", epochs=1, random_state=0),
 }
 for m in models.values():
