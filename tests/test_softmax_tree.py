@@ -302,18 +302,26 @@ def test_dense_and_csr_inputs_give_identical_predictions_on_a_sparse_model():
     np.testing.assert_allclose(model.log_proba(Xt, yt), model.log_proba(Xt.toarray(), yt))
 
 
+def _traced_fit_peak(model, X, y, warm_rows):
+    """Peak bytes traced while ``model`` fits (X, y), after a first fit on ``warm_rows``
+    rows compiles its kernels outside the measurement."""
+    import tracemalloc
+    model.fit(X[:warm_rows], y[:warm_rows])
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize("init, limit", [("random", 40e6), ("cluster", 160e6)])
 def test_sparse_fit_never_allocates_nodes_times_features(init, limit):
     """No O(nodes x D) or O(K x D) array (K x D here: 320 MB); the cluster init's count
     sketch holds O(D) (48 bytes per feature measured), which the estimate counts."""
-    import tracemalloc
     X, y = sparse_problem(n_features=2_000_000)  # a dense (15 x D) array would be 240 MB
     model = SoftmaxTree(k=4, depth=4, n_iter=2, alpha=0.1, init=init, random_state=0)
-    model.fit(X[:50], y[:50])  # compile outside the measurement
-    tracemalloc.start()
-    model.fit(X, y)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = _traced_fit_peak(model, X, y, warm_rows=50)
     assert peak < limit, peak
     assert model.stats()["bytes"] < 1e6
     assert model.estimate_memory(X.shape[0], X.shape[1], X.nnz, 20) >= peak
@@ -321,15 +329,10 @@ def test_sparse_fit_never_allocates_nodes_times_features(init, limit):
 
 @pytest.mark.parametrize("dense", [False, True])
 def test_memory_estimate_bounds_the_measured_peak_within_a_factor(dense):
-    import tracemalloc
     X, y = sparse_problem(n=1500, n_features=400 if dense else 50_000, nnz_row=10)
     X = X.toarray() if dense else X
     model = SoftmaxTree(k=5, depth=3, n_iter=2, alpha=0.1, random_state=0)
-    model.fit(X[:60], y[:60])
-    tracemalloc.start()
-    model.fit(X, y)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = _traced_fit_peak(model, X, y, warm_rows=60)
     nnz = X.size if dense else X.nnz
     estimate = model.estimate_memory(X.shape[0], X.shape[1], nnz, 20)
     assert peak <= estimate <= 25 * peak, (peak, estimate)
@@ -343,16 +346,11 @@ def test_large_dense_leaves_are_estimated_by_their_weight_matrices(make):
     """Few leaves of many classes on dense rows: the leaves' k x (D + 1) weights cap the
     model term, far below the basic-solution bound k min(N, nnz) (which had ast with
     k0 = 840 on ptb refused at 15.9 GB), and the estimate still bounds the measured peak."""
-    import tracemalloc
     rng = np.random.default_rng(0)
     y = rng.integers(0, 40, 3000)
     X = rng.normal(size=(40, 30))[y] + rng.normal(size=(3000, 30))
     model = make()
-    model.fit(X[:200], y[:200])
-    tracemalloc.start()
-    model.fit(X, y)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = _traced_fit_peak(model, X, y, warm_rows=200)
     assert model.estimate_memory(X.shape[0], X.shape[1], X.size, 40) >= peak
 
 
