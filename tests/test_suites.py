@@ -58,6 +58,36 @@ def test_runs_inherit_the_top_level_and_plan_their_cells():
         {(4, 2, 3), (8, 3, 3)}
 
 
+def test_top_level_params_reach_every_run_of_the_method_and_a_run_replaces_them():
+    suite = _suite("""
+datasets = ["synthetic-small"]
+[params.st]
+alpha = [1.0]
+k = [4]
+n_jobs = 2
+[query.hsm]
+decoder = ["greedy", "topk"]
+
+[[runs]]
+methods = ["st", "hsm"]
+[[runs]]
+methods = ["st"]
+[runs.params.st]
+alpha = [0.5]
+"k+depth" = [[8, 3]]
+""")
+    first, second = suite.runs
+    assert first.params == {"st": {"alpha": [1.0], "k": [4], "n_jobs": [2]},
+                            "hsm": {"decoder": ["greedy", "topk"]}}
+    assert first.query == {"hsm": ("decoder",)}
+    assert second.params == {"st": {"n_jobs": [2], "alpha": [0.5], "k+depth": [(8, 3)]}}
+    cells = [cell for _, cell in suite_cells(suite)]
+    assert {(c.method, c.params_dict.get("alpha"), c.params_dict.get("k")) for c in cells} == \
+        {("st", 1.0, 4), ("st", 0.5, 8), ("hsm", None, None)}
+    with pytest.raises(SuiteError, match="top-level params/query of ova, which no run lists"):
+        _suite("datasets = ['x']\n[params.ova]\nC = 1\n[[runs]]\nmethods = ['st']")
+
+
 def test_only_keeps_the_named_methods_and_datasets():
     suite = _suite(BASIC)
     assert suite.only("st").methods == ["st"]

@@ -21,6 +21,9 @@ parameter grid x datasets x seeds, under one set of run options. Top-level ``dat
     [runs.query.hsm]     # query parameters: measured on one fit, one record each
     decoder = ["greedy", "topk"]
 
+Top-level ``[params.METHOD]`` / ``[query.METHOD]`` tables are values every run listing that
+method shares; a run's own value of a parameter (alone or in an ``a+b`` key) replaces them.
+
 ``out`` (the results folder) and ``reuse_from`` (folders whose records of the same
 measurements by the same code ``--resume`` copies in: ``xcbench.run.reuse_from``) are
 paths relative to the suite file.

@@ -13,7 +13,7 @@ NAMED_SUITES = ("quick", "standard", "scaling")
 RUN_OPTIONS = {"timeout": "--timeout", "threads": "--threads", "fit_threads": "--fit-threads",
                "latency_calls": "--latency-calls", "memory_limit": "--memory-limit"}
 _TOP_KEYS = ("name", "description", "expected_wall", "out", "reuse_from", "datasets", "seeds",
-             "options", "report", "runs")
+             "options", "params", "query", "report", "runs")
 _RUN_KEYS = ("name", "note", "methods", "datasets", "seeds", "params", "query", "options")
 _REPORT_KEYS = ("title", "columns")
 
@@ -139,8 +139,13 @@ def parse_suite(data: dict, path: Path | None = None) -> Suite:
     datasets = _names(data.get("datasets", []), f"{where}: datasets")
     seeds = _seeds(data.get("seeds", [0]), f"{where}: seeds")
     options = _options(data.get("options", {}), f"{where}: [options]")
-    runs = tuple(_parse_run(run, i, where, datasets, seeds, options)
+    shared = _method_grids(data, where, methods=None)
+    runs = tuple(_parse_run(run, i, where, datasets, seeds, options, shared)
                  for i, run in enumerate(runs_data, 1))
+    unused = [m for m in shared[0] if not any(m in run.methods for run in runs)]
+    if unused:
+        raise SuiteError(f"{where}: top-level params/query of {', '.join(unused)}, which no "
+                         "run lists among its methods")
     report = data.get("report", {})
     _check_keys(report, _REPORT_KEYS, f"{where}: [report]")
     base = Path(path).parent if path else None
@@ -156,7 +161,7 @@ def parse_suite(data: dict, path: Path | None = None) -> Suite:
                  report=dict(report))
 
 
-def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
+def _parse_run(run, index, where, datasets, seeds, options, shared) -> SuiteRun:
     label = f"{where}: runs[{index}]"
     if not isinstance(run, dict):
         raise SuiteError(f"{label}: expected a table")
@@ -171,13 +176,22 @@ def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
     if not run_datasets:
         raise SuiteError(f"{label}: no datasets (set datasets here or at the top of the file)")
     run_seeds = _seeds(run["seeds"], f"{label}: seeds") if "seeds" in run else seeds
+    params, query = _with_shared(_method_grids(run, label, methods), shared, methods)
+    run_options = {**options, **_options(run.get("options", {}), f"{label}: options")}
+    return SuiteRun(label=label, methods=tuple(methods), datasets=tuple(run_datasets),
+                    seeds=tuple(run_seeds), params=params, query=query, options=run_options)
+
+
+def _method_grids(table, label, methods) -> tuple[dict, dict]:
+    """The ``params`` and ``query`` tables of a run (or of the file's top level, where
+    ``methods`` is None: any method) as (method -> grid, method -> query names)."""
     params, query = {}, {}
     for section in ("params", "query"):
-        table = run.get(section, {})
-        if not isinstance(table, dict):
+        sub = table.get(section, {})
+        if not isinstance(sub, dict):
             raise SuiteError(f"{label}: {section} must be a table of methods")
-        for method, grid in table.items():
-            if method not in methods:
+        for method, grid in sub.items():
+            if methods is not None and method not in methods:
                 from ...suggest import did_you_mean
 
                 raise SuiteError(f"{label}: {section}.{method} names a method not in this "
@@ -191,9 +205,26 @@ def _parse_run(run, index, where, datasets, seeds, options) -> SuiteRun:
             params.setdefault(method, {}).update(grid)
             if section == "query":
                 query[method] = tuple(grid)
-    run_options = {**options, **_options(run.get("options", {}), f"{label}: options")}
-    return SuiteRun(label=label, methods=tuple(methods), datasets=tuple(run_datasets),
-                    seeds=tuple(run_seeds), params=params, query=query, options=run_options)
+    return params, query
+
+
+def _with_shared(own, shared, methods) -> tuple[dict, dict]:
+    """A run's grids with the top-level ones of its methods added: a run's own value of a
+    parameter (alone or inside an ``a+b`` key) replaces the top level's."""
+    (params, query), (shared_params, shared_query) = own, shared
+    merged_params, merged_query = {}, {}
+    for method in methods:
+        mine = params.get(method, {})
+        taken = {part for key in mine for part in key.split("+")}
+        inherited = {key: values for key, values in shared_params.get(method, {}).items()
+                     if not taken & set(key.split("+"))}
+        if inherited or mine:
+            merged_params[method] = {**inherited, **mine}
+        names = [n for n in shared_query.get(method, ()) if n in inherited] \
+            + list(query.get(method, ()))
+        if names:
+            merged_query[method] = tuple(names)
+    return merged_params, merged_query
 
 
 def _check_keys(table, allowed, where) -> None:
