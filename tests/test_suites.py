@@ -84,8 +84,8 @@ alpha = [0.5]
     cells = [cell for _, cell in suite_cells(suite)]
     assert {(c.method, c.params_dict.get("alpha"), c.params_dict.get("k")) for c in cells} == \
         {("st", 1.0, 4), ("st", 0.5, 8), ("hsm", None, None)}
-    with pytest.raises(SuiteError, match="top-level params/query of ova, which no run lists"):
-        _suite("datasets = ['x']\n[params.ova]\nC = 1\n[[runs]]\nmethods = ['st']")
+    with pytest.raises(SuiteError, match=r"top-level params/query of sst \(did you mean 'st'"):
+        _suite("datasets = ['x']\n[params.sst]\nC = 1\n[[runs]]\nmethods = ['st']")
 
 
 def test_only_keeps_the_named_methods_and_datasets():

@@ -142,10 +142,14 @@ def parse_suite(data: dict, path: Path | None = None) -> Suite:
     shared = _method_grids(data, where, methods=None)
     runs = tuple(_parse_run(run, i, where, datasets, seeds, options, shared)
                  for i, run in enumerate(runs_data, 1))
-    unused = [m for m in shared[0] if not any(m in run.methods for run in runs)]
+    listed = list(dict.fromkeys(m for run in runs for m in run.methods))
+    unused = [m for m in shared[0] if m not in listed]
     if unused:
-        raise SuiteError(f"{where}: top-level params/query of {', '.join(unused)}, which no "
-                         "run lists among its methods")
+        from ...suggest import did_you_mean
+
+        raise SuiteError(f"{where}: top-level params/query of " + ", ".join(
+            f"{m}{did_you_mean(m, listed)}" for m in unused)
+            + f", which no run lists among its methods ({', '.join(listed)})")
     report = data.get("report", {})
     _check_keys(report, _REPORT_KEYS, f"{where}: [report]")
     base = Path(path).parent if path else None
