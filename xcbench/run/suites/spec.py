@@ -142,14 +142,6 @@ def parse_suite(data: dict, path: Path | None = None) -> Suite:
     shared = _method_grids(data, where, methods=None)
     runs = tuple(_parse_run(run, i, where, datasets, seeds, options, shared)
                  for i, run in enumerate(runs_data, 1))
-    listed = list(dict.fromkeys(m for run in runs for m in run.methods))
-    unused = [m for m in shared[0] if m not in listed]
-    if unused:
-        from ...suggest import did_you_mean
-
-        raise SuiteError(f"{where}: top-level params/query of " + ", ".join(
-            f"{m}{did_you_mean(m, listed)}" for m in unused)
-            + f", which no run lists among its methods ({', '.join(listed)})")
     report = data.get("report", {})
     _check_keys(report, _REPORT_KEYS, f"{where}: [report]")
     base = Path(path).parent if path else None
@@ -159,10 +151,18 @@ def parse_suite(data: dict, path: Path | None = None) -> Suite:
     reuse_from = resolve_folders(_names(data.get("reuse_from", []), f"{where}: reuse_from"),
                                  base)
     name = data.get("name") or (Path(path).stem if path else "suite")
-    return Suite(name=str(name), description=str(data.get("description", "")),
-                 expected_wall=data.get("expected_wall"), runs=runs,
-                 path=Path(path) if path else None, out=out, reuse_from=tuple(reuse_from),
-                 report=dict(report))
+    suite = Suite(name=str(name), description=str(data.get("description", "")),
+                  expected_wall=data.get("expected_wall"), runs=runs,
+                  path=Path(path) if path else None, out=out, reuse_from=tuple(reuse_from),
+                  report=dict(report))
+    unused = [m for m in shared[0] if m not in suite.methods]
+    if unused:
+        from ...suggest import did_you_mean
+
+        raise SuiteError(f"{where}: top-level params/query of " + ", ".join(
+            f"{m}{did_you_mean(m, suite.methods)}" for m in unused)
+            + f", which no run lists among its methods ({', '.join(suite.methods)})")
+    return suite
 
 
 def _parse_run(run, index, where, datasets, seeds, options, shared) -> SuiteRun:
