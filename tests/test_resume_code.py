@@ -202,6 +202,11 @@ def test_cli_refuses_plan_flags_with_a_suite(tmp_path, capsys):
     assert main(["run", "--suite", str(path), "--threads", "2", "--out",
                  str(tmp_path / "x")]) == 2
     assert "--threads cannot be combined" in capsys.readouterr().err
+    params_file = tmp_path / "best.toml"
+    params_file.write_text('[params.ova]\nC = [1.0]\n')
+    assert main(["run", "--suite", str(path), "--params-file", str(params_file), "--out",
+                 str(tmp_path / "x")]) == 2
+    assert "--params-file cannot be combined" in capsys.readouterr().err
     assert main(["run", "--only", "ova", "--out", str(tmp_path / "x")]) == 2
     assert main(["run", "--retry", "refused", "--out", str(tmp_path / "x")]) == 2
     assert not (tmp_path / "x" / "results.jsonl").exists()

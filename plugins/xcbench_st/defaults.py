@@ -33,7 +33,7 @@ SMALL_ROW_NORM = 2.0  # dense rows below: alpha 0.01 (aloi27d 0.92, leaves100 0.
 SMALL_ALPHA, DENSE_ALPHA, SPARSE_ALPHA = 0.01, 0.1, 1.0
 AST_LEAF_CLASSES = 100  # ast's k0 on sparse input (and on dense input with many classes)
 # ast's dense shape (depth0 = 2, k0 = K / 4, 8 stages) up to this many classes; above it the
-# sparse column's, whose leaves stay small: at K = 10,000 (ptb) the dense shape's 2,500-class
+# sparse column's, whose leaves stay small: at K = 6,719 (ptb) the dense shape's 1,680-class
 # leaves were estimated at ~25 GB and refused (8.1 GB by today's tighter estimate; the
 # rule stays for the fit time, docs/methods/softmax-tree.md)
 AST_DENSE_MAX_CLASSES = 1_000

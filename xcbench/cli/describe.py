@@ -202,6 +202,7 @@ def add_parser(subparsers, add_common) -> None:
     p = subparsers.add_parser(
         "describe", help="describe a method (parameters, defaults, accepted values) or a "
                          "dataset (source, status, shape)",
+        usage="%(prog)s [-h] [--doc] [--debug] [--data-dir DATA_DIR] [method|dataset] NAME",
         description="Describe a registered method: its parameters with defaults, accepted "
                     "values and query-time parameters, and how to sweep them; or a dataset: "
                     "its description, status in the data directory, shape, and sources. Use "

@@ -77,8 +77,8 @@ def cmd_run(args) -> int:
 #: flags a suite sets itself (with --suite they are refused rather than silently ignored);
 #: --timeout and --memory-limit may override the suite's, as they change no measurement
 _SUITE_FLAGS = {"methods": "--methods", "dataset": "--dataset", "seeds": "--seeds",
-                "param": "--param", "threads": "--threads", "fit_threads": "--fit-threads",
-                "latency_calls": "--latency-calls"}
+                "param": "--param", "params_file": "--params-file", "threads": "--threads",
+                "fit_threads": "--fit-threads", "latency_calls": "--latency-calls"}
 
 
 def _run_suite(args, retry, command) -> int:
