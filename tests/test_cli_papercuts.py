@@ -76,6 +76,15 @@ def test_bad_seeds_name_the_option(capsys, tmp_path):
     assert "--seeds 'a': expected integers" in err
 
 
+def test_an_empty_method_or_dataset_list_is_a_usage_error(capsys, tmp_path):
+    """``--methods ""`` printed "no runs" and exited 0."""
+    err = _error(capsys, ["run", "--methods", "", "--out", str(tmp_path / "r")])
+    assert "--methods '' names nothing" in err and "xcbench list methods" in err
+    err = _error(capsys, ["run", "--dataset", " , ", "--out", str(tmp_path / "r")])
+    assert "--dataset ' , ' names nothing" in err
+    assert not (tmp_path / "r").exists()
+
+
 def test_bad_out_is_refused_before_any_data_is_loaded(capsys, tmp_path, monkeypatch):
     from xcbench.data.dataset import DatasetSpec
 

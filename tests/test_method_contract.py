@@ -70,6 +70,14 @@ def test_check_X_finds_a_non_finite_value_anywhere(bad, dtype, sparse):
     assert check_X(sp.csr_matrix(X) if sparse else X).shape == (3, 4)
 
 
+@pytest.mark.parametrize("n_classes", [4.7, "4", True, 0])
+def test_check_labels_refuses_a_class_count_that_is_not_a_positive_integer(n_classes):
+    """4.7 was truncated to 4 and "4" reached a comparison error."""
+    with pytest.raises(ValueError, match="n_classes must be a positive integer"):
+        check_labels(np.array([0, 1]), 2, n_classes=n_classes)
+    assert check_labels(np.array([0, 1]), 2, n_classes=np.int64(3))[1] == 3
+
+
 def test_check_labels_out_of_range():
     with pytest.raises(ValueError, match="out of range"):
         check_labels(np.array([0, 5]), 2, n_classes=3)

@@ -183,6 +183,14 @@ def test_bad_names_are_explained(tmp_path):
     (tmp_path / "mystery").write_text("hello world\n")
     with pytest.raises(DataError, match="cannot tell the file format.*file:svmlight:"):
         get_dataset_spec(f"file:{tmp_path / 'mystery'}")
+    with pytest.raises(DataError, match="is a folder"):
+        get_dataset_spec(f"file:{tmp_path}")
+    (tmp_path / "a.svm").write_text("1 1:0.5\n")
+    with pytest.raises(DataError, match="meant as the format.*did you mean 'svmlight'"):
+        get_dataset_spec(f"file:svmligth:{tmp_path / 'a.svm'}")
+    (tmp_path / "b.csv").write_text("label,x\n1,0.5\n")
+    with pytest.raises(DataError, match="different formats .*both must be in one format"):
+        get_dataset_spec(f"file:{tmp_path / 'a.svm'}:{tmp_path / 'b.csv'}")
 
 
 def test_cli_exits_2_naming_a_missing_file(tmp_path, capsys):
@@ -230,3 +238,68 @@ def test_a_file_dataset_in_a_folder_gets_a_report_and_a_description(tmp_path, mo
                for p in (tmp_path / "out").iterdir())
     assert main(["describe", "file:d/train.svm"]) == 0
     assert "train.svm" in capsys.readouterr().out
+
+
+def _csv(path, header, rows):
+    path.write_text("\n".join([",".join(header)] + [",".join(map(str, r)) for r in rows]) + "\n")
+    return path
+
+
+def test_csv_test_columns_are_matched_by_header_name(tmp_path):
+    """A test CSV whose header lists the features in another order was read by position
+    (silently wrong); now its columns follow the training file's, with a warning."""
+    rows = [(i % 3, float(i), float(-i)) for i in range(30)]
+    _csv(tmp_path / "train.csv", ["label", "a", "b"], rows)
+    _csv(tmp_path / "same.csv", ["label", "a", "b"], rows[:9])
+    _csv(tmp_path / "swapped.csv", ["b", "label", "a"], [(b, y, a) for y, a, b in rows[:9]])
+    same = load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'same.csv'}")
+    with pytest.warns(UserFileWarning, match="matched by header name"):
+        swapped = load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'swapped.csv'}")
+    assert np.array_equal(same.X_test, swapped.X_test) and same.X_test[1, 1] == -1.0
+    _csv(tmp_path / "other.csv", ["label", "a", "c"], rows[:9])
+    with pytest.raises(DataError, match=r"missing: \['b'\], not in training: \['c'\]"):
+        load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'other.csv'}")
+    (tmp_path / "bare.csv").write_text("0,1.0,2.0\n1,3.0,4.0\n")
+    with pytest.raises(DataError, match="starts with a header line and .*bare.csv does not"):
+        load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'bare.csv'}")
+
+
+def test_numeric_labels_match_across_files_whatever_their_spelling(tmp_path):
+    (tmp_path / "a.csv").write_text("0.0,1.0\n1.0,2.0\n0.0,1.5\n1.0,2.5\n")
+    (tmp_path / "b.csv").write_text("1,2.2\n0,0.9\n")
+    ds = load_dataset(f"file:{tmp_path / 'a.csv'}:{tmp_path / 'b.csv'}")
+    assert ds.n_classes == 2 and list(ds.y_test) == [1, 0]
+
+
+def test_data_no_classifier_can_learn_from_is_refused_with_the_reason(tmp_path):
+    (tmp_path / "one.svm").write_text("".join(f"3 1:{i}.5\n" for i in range(20)))
+    with pytest.raises(DataError, match="every training example has the label 3"):
+        load_dataset(f"file:{tmp_path / 'one.svm'}")
+    (tmp_path / "bare.svm").write_text("".join(f"{i % 2}\n" for i in range(20)))
+    with pytest.raises(DataError, match="no example has a feature value"):
+        load_dataset(f"file:{tmp_path / 'bare.svm'}")
+    (tmp_path / "huge.svm").write_text("1 1:0.5\n2 3000000000:1\n")
+    with pytest.raises(FormatError, match=r"huge\.svm:2: feature index 3000000000 is too large"):
+        load_dataset(f"file:{tmp_path / 'huge.svm'}")
+    (tmp_path / "a.csv").write_text("x,1.0\ny,2.0\nx,1.5\ny,2.5\n")
+    (tmp_path / "b.csv").write_text("7,2.2\n8,0.9\n")
+    with pytest.raises(DataError, match=r"training labels: 'x', 'y'; test labels: 7, 8"):
+        load_dataset(f"file:{tmp_path / 'a.csv'}:{tmp_path / 'b.csv'}")
+
+
+def test_the_command_line_shows_a_warning_as_one_line(tmp_path):
+    """Warnings named the library line that raised them; the command shows the message."""
+    import subprocess
+    import sys
+
+    rows = [(i % 3, float(i), float(-i)) for i in range(30)]
+    _csv(tmp_path / "train.csv", ["label", "a", "b"], rows)
+    _csv(tmp_path / "swapped.csv", ["b", "label", "a"], [(b, y, a) for y, a, b in rows[:9]])
+    dataset = f"file:{tmp_path / 'train.csv'}:{tmp_path / 'swapped.csv'}"
+    done = subprocess.run([sys.executable, "-m", "xcbench.cli", "run", "--methods", "ova",
+                           "--dataset", dataset, "--in-process", "--quiet", "--no-report",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "xcbench: warning: swapped.csv: the feature columns are in another order" \
+        in done.stderr
+    assert "(UserFileWarning)" in done.stderr and "user_files.py" not in done.stderr

@@ -85,7 +85,7 @@ alpha = [0.5]
     assert {(c.method, c.params_dict.get("alpha"), c.params_dict.get("k")) for c in cells} == \
         {("st", 1.0, 4), ("st", 0.5, 8), ("hsm", None, None)}
     with pytest.raises(SuiteError, match=r"top-level params/query of sst \(did you mean 'st'"):
-        _suite("datasets = ['x']\n[params.sst]\nC = 1\n[[runs]]\nmethods = ['st']")
+        _suite("datasets = ['synthetic-small']\n[params.sst]\nC = 1\n[[runs]]\nmethods = ['st']")
 
 
 def test_only_keeps_the_named_methods_and_datasets():
@@ -102,17 +102,17 @@ def test_only_keeps_the_named_methods_and_datasets():
      r"unknown key\(s\) 'method' \(did you mean 'methods'"),
     ("datasets = ['letter']", r"at least one \[\[runs\]\]"),
     ("[[runs]]\nmethods = ['ova']", "no datasets"),
-    ("datasets = ['x']\nseeds = ['0']\n[[runs]]\nmethods = ['ova']",
+    ("datasets = ['synthetic-small']\nseeds = ['0']\n[[runs]]\nmethods = ['ova']",
      "seeds: expected a list of integers"),
-    ("datasets = ['x']\noptions = { timeout = -1 }\n[[runs]]\nmethods = ['ova']",
+    ("datasets = ['synthetic-small']\noptions = { timeout = -1 }\n[[runs]]\nmethods = ['ova']",
      r"\[options\]: timeout must be"),
-    ("datasets = ['x']\noptions = { threds = 2 }\n[[runs]]\nmethods = ['ova']",
+    ("datasets = ['synthetic-small']\noptions = { threds = 2 }\n[[runs]]\nmethods = ['ova']",
      "did you mean 'threads'"),
-    ("datasets = ['x']\noptions = { memory_limit = 'lots' }\n[[runs]]\nmethods = ['ova']",
+    ("datasets = ['synthetic-small']\noptions = { memory_limit = 'lots' }\n[[runs]]\nmethods = ['ova']",
      "memory size 'lots' not understood"),
-    ("datasets = ['x']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\n'k+depth' = [[4]]",
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\n'k+depth' = [[4]]",
      r"params.st.k\+depth: each value must be a list of 2 values"),
-    ("datasets = ['x']\n[[runs]]\nmethods = ['st']\n[runs.params.ova]\nC = [1]",
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['st']\n[runs.params.ova]\nC = [1]",
      "params.ova names a method not in this run's methods"),
 ])
 def test_shape_problems_are_named(text, message):
@@ -121,12 +121,17 @@ def test_shape_problems_are_named(text, message):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("datasets = ['x']\n[[runs]]\nmethods = ['nope']", r"runs\[1\]: unknown method 'nope'"),
-    ("datasets = ['x']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\ndeepth = [3]",
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['nope']", r"runs\[1\]: unknown method 'nope'"),
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['ova']\n[[runs]]\nmethods = ['ova']\n"
+     "datasets = ['synthetic-smal']",
+     r"runs\[2\]: unknown dataset 'synthetic-smal' \(did you mean 'synthetic-small'"),
+    ("datasets = ['file:no-such-train.svm']\n[[runs]]\nmethods = ['ova']",
+     r"runs\[1\]: dataset 'file:no-such-train.svm': no file"),
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\ndeepth = [3]",
      "unknown parameter.*'deepth'.*did you mean 'depth'"),
-    ("datasets = ['x']\n[[runs]]\nmethods = ['hsm']\n[runs.query.hsm]\nlr = [0.1]",
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['hsm']\n[runs.query.hsm]\nlr = [0.1]",
      "query.hsm names build parameter"),
-    ("datasets = ['x']\n[[runs]]\nmethods = ['ova']\n[[runs]]\nmethods = ['ova']",
+    ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['ova']\n[[runs]]\nmethods = ['ova']",
      r"runs\[2\]: ova .* is planned in .*runs\[1\] already"),
 ])
 def test_plan_problems_are_named_before_any_work(text, message):
@@ -136,13 +141,13 @@ def test_plan_problems_are_named_before_any_work(text, message):
 
 
 def test_the_same_cell_under_other_measuring_options_is_not_a_duplicate():
-    suite = _suite("datasets = ['x']\n[[runs]]\nmethods = ['ova']\n"
+    suite = _suite("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['ova']\n"
                    "[[runs]]\nmethods = ['ova']\noptions = { threads = 2 }")
     assert len(suite_cells(suite)) == 2
 
 
 def test_out_is_relative_to_the_suite_file(tmp_path):
-    suite = _suite("out = 'res'\ndatasets = ['x']\n[[runs]]\nmethods = ['ova']", tmp_path)
+    suite = _suite("out = 'res'\ndatasets = ['synthetic-small']\n[[runs]]\nmethods = ['ova']", tmp_path)
     assert suite.out == tmp_path / "res"
 
 

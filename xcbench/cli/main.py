@@ -48,6 +48,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     warnings.filterwarnings("default")
+    shown_as = warnings.formatwarning
+    if not args.debug:
+        warnings.formatwarning = _one_line_warning
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -66,6 +69,14 @@ def main(argv=None) -> int:
         print(f"xcbench: error: {message}", file=sys.stderr)
         print("(run with --debug for the traceback)", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        warnings.formatwarning = shown_as
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command line shows it: the message and its kind, not the library
+    line that raised it (``--debug`` shows Python's usual form)."""
+    return f"xcbench: warning: {message} ({category.__name__})\n"
 
 
 def _is_input_error(exc: BaseException) -> bool:

@@ -54,6 +54,13 @@ def cmd_run(args) -> int:
         raise ValueError("--only, --dry-run and --retire-unplanned work on a suite: use them "
                          "with --suite")
     methods, datasets = split(args.methods), split(args.dataset)
+    for flag, given, names, example, kind in (
+            ("--methods", args.methods, methods, "ova,softmax", "methods"),
+            ("--dataset", args.dataset, datasets, "synthetic", "datasets")):
+        if not names:
+            raise ValueError(f"{flag} {given!r} names nothing; give one or more "
+                             f"comma-separated names, e.g. {flag} {example} (`xcbench list "
+                             f"{kind}`)")
     try:
         seeds = [int(s) for s in split(args.seeds)]
     except ValueError:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -173,6 +174,11 @@ def check_labels(y, n_samples: int, n_classes: int | None = None):
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n_samples:
         raise ValueError(f"y must have shape ({n_samples},), got {y.shape}")
+    positive_int = (isinstance(n_classes, numbers.Integral)
+                    and not isinstance(n_classes, bool) and n_classes >= 1)
+    if n_classes is not None and not positive_int:
+        raise ValueError(f"n_classes must be a positive integer (the number of classes K), "
+                         f"got {n_classes!r}")
     if y.dtype.kind not in "biuf":
         raise ValueError(f"y must hold integer class labels 0..K-1, got dtype {y.dtype}; "
                          "encode labels first, e.g. with sklearn.preprocessing.LabelEncoder")

@@ -80,6 +80,10 @@ def _integer_labels(path, y, rows_to_lines=None):
     return y.astype(np.int64)
 
 
+#: the largest feature index scikit-learn's svmlight reader takes (a C int, less one column)
+MAX_FEATURE_INDEX = 2**31 - 2
+
+
 def _svmlight_line_problem(line: str, zero_based: bool) -> str | None:
     """Why one svmlight line is malformed (None if it is fine)."""
     body = line.split("#", 1)[0].split()
@@ -102,6 +106,8 @@ def _svmlight_line_problem(line: str, zero_based: bool) -> str | None:
             return f"feature {token!r} is not integer-index:number"
         if i < (0 if zero_based else 1):
             return f"feature index {i} is below {0 if zero_based else 1}"
+        if i > MAX_FEATURE_INDEX:
+            return f"feature index {i} is too large (at most {MAX_FEATURE_INDEX:,})"
         if i <= last:
             return f"feature indices are not increasing at {token!r}"
         if not math.isfinite(v):
@@ -129,7 +135,7 @@ def read_svmlight(path, n_features: int | None = None, zero_based: bool = False)
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64,
                                   zero_based=zero_based)
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, OverflowError) as exc:
         try:
             line, problem = _first_bad_svmlight_line(path, zero_based)
         except UnicodeDecodeError as bad:

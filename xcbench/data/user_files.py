@@ -33,6 +33,7 @@ from .hashmemo import file_sha256
 from .readers import (FormatError, not_utf8, open_text, read_csv, read_svmlight,
                       read_vw_multiclass, read_xc)
 from .splits import holdout_split
+from ..suggest import did_you_mean
 
 PREFIX = "file:"
 FORMATS = ("svmlight", "xc", "csv", "vw")
@@ -106,13 +107,20 @@ def resolve_paths(name: str) -> tuple[str, list[Path]]:
     fmt, raw = parse_file_name(name)
     paths = [Path(p).expanduser().resolve() for p in raw]
     for given, path in zip(raw, paths):
+        if path.is_dir():
+            raise DataError(f"dataset {name!r}: {given!r} is a folder ({path}); name a file")
         if not path.is_file():
+            hint = ""
+            if given is raw[0] and len(raw) > 1 and fmt is None and "." not in given:
+                hint = (f"; if {given!r} is meant as the format, the formats are "
+                        f"{', '.join(FORMATS)}{did_you_mean(given.lower(), FORMAT_ALIASES)}")
             raise DataError(f"dataset {name!r}: no file {given!r} (looked at {path}); "
-                            "relative paths are resolved against the current directory")
+                            f"relative paths are resolved against the current directory{hint}")
     formats = {sniff_format(p) for p in paths} if fmt is None else {fmt}
     if len(formats) > 1:
         raise DataError(f"dataset {name!r}: the files look like different formats "
-                        f"({', '.join(sorted(formats))}); name one, e.g. "
+                        f"({', '.join(sorted(formats))}); both must be in one format: "
+                        "convert one, or, if one was misread, name the format, e.g. "
                         f"file:{sorted(formats)[0]}:{':'.join(raw)}")
     return formats.pop(), paths
 
@@ -133,8 +141,9 @@ def user_file_spec(name: str) -> DatasetSpec:
 
 # ----- reading
 def _read(fmt: str, path: Path, feature_index=None, unseen=None):
-    """(X, raw labels, vw feature index) of one file in ``fmt``; FormatError naming the file
-    and line of bytes that are not UTF-8, or saying the file holds no example."""
+    """(X, raw labels, what names the columns: VW's feature index, a CSV header's feature
+    names or None) of one file in ``fmt``; FormatError naming the file and line of bytes
+    that are not UTF-8, or saying the file holds no example."""
     try:
         X, y, index = _read_format(fmt, path, feature_index, unseen)
     except UnicodeDecodeError as exc:
@@ -153,7 +162,7 @@ def _read_format(fmt: str, path: Path, feature_index=None, unseen=None):
         return X, y, None
     if fmt == "vw":
         return read_vw_multiclass(path, feature_index, unseen=unseen)
-    return (*_read_user_csv(path), None)
+    return _read_user_csv(path)
 
 
 def _is_number(text: str) -> bool:
@@ -165,8 +174,9 @@ def _is_number(text: str) -> bool:
 
 
 def _read_user_csv(path: Path):
-    """A user CSV: the first line is a header when a feature field is not a number; the label
-    is the column named ``label`` (any case) if the header has one, else the first column."""
+    """(X, raw labels, the header's feature names or None) of a user CSV: the first line is a
+    header when a feature field is not a number; the label is the column named ``label``
+    (any case) if the header has one, else the first column."""
     with open_text(path) as f:
         first = next((line for line in f if line.strip()), "").rstrip("\n").split(",")
     if first == [""]:
@@ -176,7 +186,9 @@ def _read_user_csv(path: Path):
     if has_header:
         names = [v.strip().lower() for v in first]
         label = names.index("label") if "label" in names else 0
-    return read_csv(path, label_column=label, header="infer" if has_header else None)
+    X, y = read_csv(path, label_column=label, header="infer" if has_header else None)
+    features = [v.strip() for i, v in enumerate(first) if i != label] if has_header else None
+    return X, y, features
 
 
 def _widen(X, n_features: int):
@@ -193,19 +205,50 @@ def read_parts(fmt: str, paths: list[Path]):
 
     svmlight feature indices count from 1 (LIBSVM) unless a file uses index 0 (as
     scikit-learn's ``dump_svmlight_file`` writes), decided over all the files together."""
-    parts, index, unseen = [], None, set()
+    parts, index, unseen, headers = [], None, set(), []
     for path in paths:
-        X, y, index = _read(fmt, path, index, unseen)
+        X, y, names = _read(fmt, path, index, unseen)
+        index = names if fmt == "vw" else None
+        headers.append(names if fmt == "csv" else None)
         parts.append((X, y))
     if fmt == "svmlight" and not any(X.nnz and X.indices.min() == 0 for X, _ in parts):
         parts = [(X[:, 1:], y) for X, y in parts]  # LIBSVM's 1-based feature indices
+    if len(parts) == 2 and fmt == "csv":
+        parts[1] = (_test_columns_by_name(paths, headers, parts[1][0]), parts[1][1])
     width = max(X.shape[1] for X, _ in parts)
+    if not width or not any((X.nnz if sp.issparse(X) else X.any()) for X, _ in parts):
+        raise DataError(f"{', '.join(str(p) for p in paths)}: no example has a feature value "
+                        "(every line holds a label only, or only zeros); check the format")
     if fmt == "csv" and any(X.shape[1] != width for X, _ in parts):
         raise DataError(f"{paths[0]} and {paths[1]} have different numbers of feature columns "
                         f"({parts[0][0].shape[1]} and {parts[1][0].shape[1]}); make them match")
     if len(parts) == 2:
         _warn_test_only_features(paths[1], parts[0][0].shape[1], parts[1][0], unseen)
     return [(_widen(X, width), y) for X, y in parts]
+
+
+def _test_columns_by_name(paths: list[Path], headers: list, X_test):
+    """The test CSV's feature columns in the training file's order, matched by header name
+    (a warning says when they were reordered); DataError when only one file has a header or
+    the two headers name different columns. Without headers, columns match by position."""
+    train, test = headers
+    if train == test:
+        return X_test
+    if train is None or test is None:
+        with_header, without = (paths[0], paths[1]) if test is None else (paths[1], paths[0])
+        raise DataError(f"{with_header} starts with a header line and {without} does not; "
+                        "give both files the same header (or neither), so that their "
+                        "columns can be matched")
+    missing = [c for c in train if c not in test]
+    extra = [c for c in test if c not in train]
+    if missing or extra or len(set(train)) != len(train):
+        raise DataError(f"{paths[1]}: its header names other feature columns than "
+                        f"{paths[0]}'s (missing: {missing[:5]}, not in training: "
+                        f"{extra[:5]}); give both files the same columns")
+    warnings.warn(f"{paths[1].name}: the feature columns are in another order than in "
+                  f"{paths[0].name}; they are matched by header name", UserFileWarning,
+                  stacklevel=4)
+    return X_test[:, [test.index(c) for c in train]]
 
 
 def _warn_test_only_features(path: Path, train_width: int, X_test, unseen: set) -> None:
@@ -233,16 +276,26 @@ def split_rows(y_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def number_labels(y_train_raw, y_test_raw):
     """(y_train, y_test, keep, classes): labels 0..K-1 by sorted training label; ``keep``
-    marks the test examples whose label occurs in training. Labels read as different types
-    in the two files (e.g. numbers and words in CSV) are compared as text."""
+    marks the test examples whose label occurs in training. Numbers compare as numbers
+    (``0`` and ``0.0`` are one label); labels read as different types in the two files
+    (e.g. numbers and words in CSV) are compared as text."""
     y_train_raw, y_test_raw = np.asarray(y_train_raw), np.asarray(y_test_raw)
-    if y_train_raw.dtype.kind != y_test_raw.dtype.kind:
+    kinds = {y_train_raw.dtype.kind, y_test_raw.dtype.kind}
+    if len(kinds) > 1 and kinds <= set("iuf"):
+        y_train_raw, y_test_raw = y_train_raw.astype(float), y_test_raw.astype(float)
+    elif len(kinds) > 1:
         y_train_raw, y_test_raw = y_train_raw.astype(str), y_test_raw.astype(str)
     classes = np.unique(y_train_raw)
     position = np.clip(np.searchsorted(classes, y_test_raw), 0, len(classes) - 1)
     keep = classes[position] == y_test_raw
     y_train = np.searchsorted(classes, y_train_raw).astype(np.int64)
     return y_train, position[keep].astype(np.int64), keep, classes
+
+
+def _some(labels, n: int = 5) -> str:
+    """The first ``n`` of ``labels`` as text, with how many there are in all."""
+    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in labels[:n])
+    return shown + (f", ... ({len(labels)} in all)" if len(labels) > n else "")
 
 
 def _dense_enough(X) -> bool:
@@ -273,13 +326,20 @@ def load_user_files(spec: DatasetSpec, data_dir: Path | None = None) -> Dataset:
         train, test = split_rows(y_raw)
         X_train, y_train_raw, X_test, y_test_raw = X[train], y_raw[train], X[test], y_raw[test]
     y_train, y_test, keep, classes = number_labels(y_train_raw, y_test_raw)
+    if len(classes) < 2:
+        raise DataError(f"{spec.name}: every training example has the label {_some(classes)}; "
+                        "a classifier needs at least 2 classes (is the label column the "
+                        "right one?)")
     dropped = int((~keep).sum())
     if dropped:
         warnings.warn(f"{spec.name}: dropped {dropped} of {len(keep)} test examples whose label "
                       "never occurs in the training part", UserFileWarning, stacklevel=2)
         X_test = X_test[keep]
     if not len(y_test):
-        raise DataError(f"{spec.name}: no test example has a label seen in training")
+        raise DataError(f"{spec.name}: no test example has a label seen in training "
+                        f"(training labels: {_some(classes)}; test labels: "
+                        f"{_some(np.unique(np.asarray(y_test_raw)))}); is the label column "
+                        "the right one in both files?")
     if _dense_enough(X_train):
         X_train, X_test = X_train.toarray(), X_test.toarray()
     info = {"source_sha256": {f"{r} ({p.name})": h for (r, h), p in zip(hashes.items(), paths)},

@@ -6,15 +6,25 @@ from .spec import Suite, SuiteError
 
 
 def suite_cells(suite: Suite) -> list[tuple]:
-    """Every (run, cell) of ``suite``, checked before any work: method, dataset-independent
-    parameter names and values (``validate_cells``), names under ``query`` that are not
-    query parameters, and a measurement planned twice under the same measuring options."""
+    """Every (run, cell) of ``suite``, checked before any work: dataset names (registered,
+    or ``file:`` names whose files exist), method, dataset-independent parameter names and
+    values (``validate_cells``), names under ``query`` that are not query parameters, and a
+    measurement planned twice under the same measuring options."""
     from ..plan import validate_cells
     from ...contract.plugins import get_method_spec
+    from ...data import get_dataset_spec
+    from ...data.fetch import DataError
     from ...store.identity import KEYED_OPTIONS
 
     planned, seen = [], {}
     for run in suite.runs:
+        for dataset in run.datasets:
+            try:
+                get_dataset_spec(dataset)
+            except KeyError as exc:
+                raise SuiteError(f"{run.label}: {exc.args[0] if exc.args else exc}") from None
+            except DataError as exc:
+                raise SuiteError(f"{run.label}: {exc}") from None
         try:
             cells = run.cells()
             validate_cells(cells)
