@@ -45,7 +45,7 @@ COMPRESSED = (".gz", ".bz2", ".xz")
 TEST_FRACTION = 0.2
 SPLIT_SEED = 0
 DENSE_AT = 0.25  # sparse formats become dense arrays when at least this fraction is nonzero
-LOADER_VERSION = "1"
+LOADER_VERSION = "2"  # 2: CSV test columns matched by header name; numeric labels by value
 SPLIT_RULE = (f"no test file: a seeded (seed {SPLIT_SEED}) {100 - 100 * TEST_FRACTION:.0f}/"
               f"{100 * TEST_FRACTION:.0f} split, stratified by class when every class has at least "
               "2 examples and both parts can hold every class, else uniformly at random")
