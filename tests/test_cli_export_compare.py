@@ -172,3 +172,14 @@ def test_compare_a_real_run_with_a_newer_version_of_itself(tmp_path, capsys):
     exported = json.loads(capsys.readouterr().out)
     assert {r["dataset.n_train"] for r in exported} == {2000}
     assert all(0 <= r["metric.top1_error"] <= 1 for r in exported)
+
+
+@pytest.mark.parametrize("argv", [["export", "--out", "{a}"], ["compare", "{a}", "{b}"],
+                                  ["plot", "--out", "{a}", "--dataset", "letter"]])
+def test_an_output_file_in_a_missing_folder_is_named(two_stores, capsys, tmp_path, argv):
+    """It was a bare "[Errno 2] No such file or directory"."""
+    a, b = two_stores
+    missing = tmp_path / "no-such-folder" / "out.txt"
+    args = [x.format(a=a, b=b) for x in argv] + ["--output", str(missing)]
+    assert main(args) == EXIT_USAGE
+    assert f"the folder {missing.parent} does not exist" in capsys.readouterr().err

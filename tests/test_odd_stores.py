@@ -66,3 +66,16 @@ def test_export_of_no_readable_record_exits_non_zero(tmp_path, capsys):
         assert main(["export", "--out", str(out)]) == EXIT_USAGE
     captured = capsys.readouterr()
     assert "no readable record" in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("command, purpose", [(["report"], "report"), (["plot"], "plot")])
+def test_report_and_plot_of_no_readable_record_say_so(tmp_path, capsys, command, purpose):
+    """They said "no results ...; run `xcbench run` first" of a file full of lines."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").write_text("not json\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*command, "--out", str(out)]) == EXIT_USAGE
+    assert f"no readable record (empty, or every line was skipped: see the warnings above); " \
+           f"nothing to {purpose}" in capsys.readouterr().err

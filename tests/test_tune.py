@@ -274,6 +274,11 @@ def test_cli_tune_checks_every_name_before_tuning(tmp_path, capsys):
 
     assert main(["tune", "softmax,nope", "--dataset", "synthetic", "--out", str(tmp_path)]) == 2
     assert "unknown method 'nope'" in capsys.readouterr().err
+    assert main(["tune", "--methods", "softmax,nope", "--dataset", "synthetic", "--out",
+                 str(tmp_path)]) == 2  # run's spelling names the methods too
+    assert "unknown method 'nope'" in capsys.readouterr().err
+    assert main(["tune", "--dataset", "synthetic", "--out", str(tmp_path)]) == 2
+    assert "name the method(s) to tune" in capsys.readouterr().err
     assert not (tmp_path / "tune.journal").exists()
 
 

@@ -30,14 +30,11 @@ def cmd_plot(args) -> int:
     """Save one plot of --y against --x per dataset (or the one --dataset); 0 on success."""
     from ..report.columns import get_column
     from ..report.plot import metric_plot
-    from ..store.results import ResultStore
+    from ..store.export import check_output_file, stored_records
 
     xcol, ycol = get_column(args.x, "--x"), get_column(args.y, "--y")
     out = Path(args.out)
-    records = ResultStore(out).latest()
-    if not records:
-        raise FileNotFoundError(f"no results in {out / 'results.jsonl'}; run "
-                                f"`xcbench run --out {out}` first")
+    records = stored_records(out, "plot")
     present = sorted({r["dataset"] for r in records})
     if args.dataset is not None and args.dataset not in present:
         raise ValueError(f"--dataset {args.dataset!r}: no results for it in {out}; datasets "
@@ -46,6 +43,8 @@ def cmd_plot(args) -> int:
     if args.output and len(datasets) > 1:
         raise ValueError(f"--output names one file but {out} holds {len(datasets)} datasets "
                          f"({', '.join(present)}); add --dataset NAME")
+    if args.output:
+        check_output_file(args.output, "plot.png")
     written = []
     for dataset in datasets:
         path = Path(args.output) if args.output else plot_file(out, args.x, args.y, dataset)

@@ -38,7 +38,13 @@ def cmd_tune(args) -> int:
         require_optuna()
     except ImportError as exc:
         raise ValueError(str(exc)) from None  # one line, exit code 2
-    methods = split(args.methods)
+    if args.methods and args.methods_option:
+        raise ValueError("name the methods once: xcbench tune METHOD[,METHOD] --dataset D "
+                         "(or --methods METHOD[,METHOD])")
+    methods = split(args.methods or args.methods_option or "")
+    if not methods:
+        raise ValueError("name the method(s) to tune: xcbench tune METHOD[,METHOD] --dataset D "
+                         "(e.g. xcbench tune lomtree --dataset synthetic --trials 20)")
     budget = parse_duration(args.time_budget) if args.time_budget else None
     options = tune_options(timeout=args.timeout, threads=args.threads,
                            isolate=not args.in_process,
@@ -106,8 +112,10 @@ def add_parser(subparsers) -> None:
                     "resumes the study (OUT/tune.journal). Writes OUT/best-METHOD.json (for "
                     "`xcbench run --params-file`), OUT/trials-METHOD.csv and OUT/trace.png. "
                     "See docs/tuning.md.")
-    p.add_argument("methods", metavar="METHOD[,METHOD]",
+    p.add_argument("methods", metavar="METHOD[,METHOD]", nargs="?",
                    help="method name(s), comma-separated: each gets the same budget")
+    p.add_argument("--methods", dest="methods_option", metavar="METHOD[,METHOD]",
+                   help="the same, spelt as `xcbench run` spells it")
     p.add_argument("--dataset", required=True, help="a dataset name or file:TRAIN[:TEST]")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--trials", type=int, default=None,

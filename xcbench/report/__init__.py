@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..store.export import stored_records
 from ..store.results import ResultStore
 from .columns import select_columns
 from .plot import (dataset_families, error_vs_latency_plot, error_vs_path_cost_plot,
@@ -40,17 +41,18 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
 
     With ``recompute`` the quality metrics and path costs are computed again from the raw
     outputs in ``out/raw``. Returns {"markdown": path, "html": path or None, "plots":
-    [paths], "recomputed": n}. Raises FileNotFoundError if there are no results and
-    ValueError for an unknown column name.
+    [paths], "recomputed": n}. Raises ValueError if there are no readable results or
+    for an unknown column name.
     """
     select_columns(columns)  # a bad name fails before any work
     out = Path(out)
     store = ResultStore(out)
-    records = store.latest()
+    records = stored_records(out, "report")
     if select is not None:
         records = select(records)
     if not records:
-        raise FileNotFoundError(f"no results in {store.path}; run `xcbench run --out {out}` first")
+        raise ValueError(f"{store.path}: none of its records is a measurement the suite "
+                         "plans; run the suite into this folder first")
     recomputed = 0
     if recompute:
         records, recomputed = recompute_records(store, records)

@@ -245,7 +245,7 @@ def compare_outputs(out_a, out_b, fmt: str = "markdown", force: bool = False,
 
     if fmt not in FORMATS:
         raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    records_a, records_b = stored_records(out_a), stored_records(out_b)
+    records_a, records_b = stored_records(out_a, "compare"), stored_records(out_b, "compare")
     cells = match_cells(records_a, records_b)
     serious, other = side_differences([(c.a, c.b) for c in cells if c.side == "both"])
     if serious and not force:

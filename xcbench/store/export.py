@@ -29,9 +29,10 @@ ENV_FIELDS = ("xcbench", "git_commit", "python", "numpy", "scipy", "sklearn", "c
               "blas", "llvm_cpu", "cpu_count", "machine", "platform", "threads")
 
 
-def stored_records(out) -> list[dict]:
+def stored_records(out, purpose: str = "export") -> list[dict]:
     """The newest record of each key in the results folder ``out`` (or a results.jsonl
-    path); ValueError naming the folder when it holds no results."""
+    path); ValueError naming the folder when it holds no results, or none that can be read
+    (``purpose``: what there is then nothing to do)."""
     from .results import RESULTS_FILE, ResultStore
 
     store = ResultStore(out)
@@ -41,7 +42,7 @@ def stored_records(out) -> list[dict]:
     records = store.latest()
     if not records:
         raise ValueError(f"{store.path}: no readable record (empty, or every line was "
-                         "skipped: see the warnings above); nothing to export")
+                         f"skipped: see the warnings above); nothing to {purpose}")
     return records
 
 
@@ -115,11 +116,20 @@ def write_output(text: str, output: str | None) -> None:
     if output in (None, "-"):
         sys.stdout.write(text)
         return
+    check_output_file(output, "results.csv").write_text(text, encoding="utf-8")
+
+
+def check_output_file(output: str, example: str) -> Path:
+    """``--output``'s path, once it can be written: ValueError when it is a folder or its
+    folder does not exist (``example``: a file name to suggest)."""
     path = Path(output)
     if path.is_dir():
         raise ValueError(f"--output {output} is a folder; name a file, e.g. "
-                         f"--output {path / 'results.csv'}")
-    path.write_text(text, encoding="utf-8")
+                         f"--output {path / example}")
+    if not path.parent.is_dir():
+        raise ValueError(f"--output {output}: the folder {path.parent} does not exist; "
+                         "create it first or name a file in an existing folder")
+    return path
 
 
 def cmd_export(args) -> int:
