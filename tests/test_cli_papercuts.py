@@ -100,3 +100,10 @@ def test_bad_out_is_refused_before_any_data_is_loaded(capsys, tmp_path, monkeypa
     err = _error(capsys, ["run", "--methods", "ova", "--dataset", "synthetic-small",
                           "--out", str(tmp_path / "r.jsonl"), "--in-process"])
     assert "looks like a results file" in err
+
+
+def test_a_prefix_of_an_option_is_not_taken_for_it(capsys):
+    """``--params ova:C=1`` was read as --params-file and failed to read a file."""
+    with pytest.raises(SystemExit):
+        main(["run", "--params", "ova:C=1"])
+    assert "unrecognized arguments: --params" in capsys.readouterr().err

@@ -229,7 +229,10 @@ def _finish(args, outcome, out, title=None, columns=None, select=None) -> int:
 
 def add_parser(sub) -> None:
     """Register ``xcbench run``."""
+    # allow_abbrev=False: with --param and --params-file, a prefix such as --params would
+    # silently mean --params-file
     run = sub.add_parser("run", help="run methods on datasets and write a report",
+                         allow_abbrev=False,
                          description="Plan methods x parameter grid x datasets x seeds, run "
                                      "each cell in its own process with a timeout, append one "
                                      "record per run to OUT/results.jsonl, then write a report. "
