@@ -106,12 +106,12 @@ def resolve_paths(name: str) -> tuple[str, list[Path]]:
     files of different formats."""
     fmt, raw = parse_file_name(name)
     paths = [Path(p).expanduser().resolve() for p in raw]
-    for given, path in zip(raw, paths):
+    for position, (given, path) in enumerate(zip(raw, paths)):
         if path.is_dir():
             raise DataError(f"dataset {name!r}: {given!r} is a folder ({path}); name a file")
         if not path.is_file():
             hint = ""
-            if given is raw[0] and len(raw) > 1 and fmt is None and "." not in given:
+            if position == 0 and len(raw) > 1 and fmt is None and "." not in given:
                 hint = (f"; if {given!r} is meant as the format, the formats are "
                         f"{', '.join(FORMATS)}{did_you_mean(given.lower(), FORMAT_ALIASES)}")
             raise DataError(f"dataset {name!r}: no file {given!r} (looked at {path}); "
