@@ -303,3 +303,14 @@ def test_the_command_line_shows_a_warning_as_one_line(tmp_path):
     assert "xcbench: warning: swapped.csv: the feature columns are in another order" \
         in done.stderr
     assert "(UserFileWarning)" in done.stderr and "user_files.py" not in done.stderr
+
+
+def test_describe_names_a_file_dataset_as_your_files(svm_files):
+    """It said "status: generated" and showed the data directory, which a file: dataset
+    does not use."""
+    from xcbench.cli.describe import describe_dataset
+
+    name = f"file:{svm_files / 'train.svm'}:{svm_files / 'test.svm'}"
+    text = describe_dataset(get_dataset_spec(name))
+    assert "status: your-files\n" in text and "data directory" not in text
+    assert "read from the files when a run loads them" in text

@@ -108,6 +108,7 @@ def dataset_shape(spec, status: str, where: Path) -> str:
         return (f"N_train={stats['n_train']:,}  N_test={stats['n_test']:,}  "
                 f"D={stats['n_features']:,}  K={stats['n_classes']:,}  ({kind})")
     return {"generated": "not computed (generated when a run loads it; see the description)",
+            "your-files": "not computed (read from the files when a run loads them)",
             "local": "not built yet (its source files are here; a run builds it)",
             "downloadable": "not downloaded (a run downloads it)",
             "missing": "not downloaded, and some source has no URL: put the files in the "
@@ -124,7 +125,8 @@ def describe_dataset(spec, data_dir=None) -> str:
     status = dataset_status(spec, where)
     lines = [f"dataset {spec.name}  ({spec.task}; plugin {spec.plugin or 'in-process'}; "
              f"version {spec.version})", f"  {spec.description}", "",
-             f"status: {status}  (data directory: {where})",
+             f"status: {status}" + ("" if status == "your-files" else
+                                    f"  (data directory: {where})"),
              f"shape:  {dataset_shape(spec, status, where)}"]
     for label, value in (("format", spec.format), ("split", spec.split),
                          ("preprocessing", spec.preprocessing), ("citation", spec.citation),

@@ -5,9 +5,14 @@ from pathlib import Path
 
 
 def dataset_status(spec, data_dir: Path) -> str:
-    """One word: ``generated``, ``cached`` (intact processed arrays of the source files as
-    they are now), ``local`` (all sources present; a corrupt cache entry is rebuilt from
-    them), ``downloadable`` or ``missing``."""
+    """One word: ``your-files`` (a ``file:`` dataset, read from the user's paths),
+    ``generated``, ``cached`` (intact processed arrays of the source files as they are now),
+    ``local`` (all sources present; a corrupt cache entry is rebuilt from them),
+    ``downloadable`` or ``missing``."""
+    from .user_files import PREFIX
+
+    if spec.name.startswith(PREFIX):
+        return "your-files"
     if not spec.sources:
         return "generated"
     from .recipes import is_cached
