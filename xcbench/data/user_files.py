@@ -239,16 +239,17 @@ def _test_columns_by_name(paths: list[Path], headers: list, X_test):
         raise DataError(f"{with_header} starts with a header line and {without} does not; "
                         "give both files the same header (or neither), so that their "
                         "columns can be matched")
-    missing = [c for c in train if c not in test]
-    extra = [c for c in test if c not in train]
-    if missing or extra or len(set(train)) != len(train):
+    position, known = {name: i for i, name in enumerate(test)}, set(train)
+    missing = [c for c in train if c not in position]
+    extra = [c for c in test if c not in known]
+    if missing or extra or len(known) != len(train) or len(position) != len(test):
         raise DataError(f"{paths[1]}: its header names other feature columns than "
                         f"{paths[0]}'s (missing: {missing[:5]}, not in training: "
                         f"{extra[:5]}); give both files the same columns")
     warnings.warn(f"{paths[1].name}: the feature columns are in another order than in "
                   f"{paths[0].name}; they are matched by header name", UserFileWarning,
                   stacklevel=4)
-    return X_test[:, [test.index(c) for c in train]]
+    return X_test[:, [position[c] for c in train]]
 
 
 def _warn_test_only_features(path: Path, train_width: int, X_test, unseen: set) -> None:
