@@ -107,3 +107,18 @@ def test_a_prefix_of_an_option_is_not_taken_for_it(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--params", "ova:C=1"])
     assert "unrecognized arguments: --params" in capsys.readouterr().err
+
+
+def test_a_repeated_list_option_adds_to_the_list():
+    """``--methods ova --methods softmax`` ran softmax alone (argparse keeps the last)."""
+    from xcbench.cli.main import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["run", "--methods", "ova", "--methods", "softmax,st",
+                              "--seeds", "1", "--seeds", "2", "--dataset", "letter"])
+    assert (args.methods, args.seeds, args.dataset) == ("ova,softmax,st", "1,2", "letter")
+    args = parser.parse_args(["run"])  # no option: the defaults, untouched
+    assert args.methods == args.defaults["methods"] and args.seeds == "0"
+    args = parser.parse_args(["tune", "--methods", "st", "--methods", "ova",
+                              "--dataset", "letter"])
+    assert args.methods_option == "st,ova"

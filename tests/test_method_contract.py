@@ -3,7 +3,8 @@ import pytest
 import scipy.sparse as sp
 
 import xcbench
-from xcbench.contract.method import MethodSpec, check_labels, check_X, topk_from_scores
+from xcbench.contract.method import (MethodSpec, check_k, check_labels, check_X,
+                                     topk_from_scores)
 from xcbench.testing import check_method, parametrize_with_checks
 
 
@@ -76,6 +77,16 @@ def test_check_labels_refuses_a_class_count_that_is_not_a_positive_integer(n_cla
     with pytest.raises(ValueError, match="n_classes must be a positive integer"):
         check_labels(np.array([0, 1]), 2, n_classes=n_classes)
     assert check_labels(np.array([0, 1]), 2, n_classes=np.int64(3))[1] == 3
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, True, "3", None])
+def test_check_k_refuses_what_is_not_a_positive_whole_number(k):
+    with pytest.raises(ValueError, match=r"k must be a whole number >= 1"):
+        check_k(k)
+
+
+def test_check_k_returns_a_python_int():
+    assert check_k(np.int32(3)) == 3 and type(check_k(np.int64(3))) is int
 
 
 def test_check_labels_out_of_range():

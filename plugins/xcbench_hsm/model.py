@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from xcbench.kernels import kernel_input
 from xcbench.contract.data_shape import skewed_labels
 from xcbench.contract.holdout import HeldOut, accuracies, param_fitter
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.stats import keep_unless_beaten
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
@@ -353,6 +353,7 @@ class HierarchicalSoftmax(Method):
                                  out_s, start)
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         labels, scores, _ = self._decode(X, k)
         return labels, scores
 

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from xcbench.kernels import kernel_input
 from xcbench.contract.data_shape import mostly_zeros, skewed_labels
 from xcbench.contract.holdout import choose_param
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
                                    logistic_node, multiclass_hinge_node, table_writer)
@@ -540,6 +540,7 @@ class LabelTree(Method):
                                  self._score_code)
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
         inputs = self._inputs(X)

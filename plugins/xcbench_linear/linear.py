@@ -15,7 +15,7 @@ from .chunked_lbfgs import fit_chunked_lbfgs
 from . import held_out
 from .defaults import AUTO_MEMORY_BYTES, DataShape, resolve_flat
 from .scoring import linear_scores, log_normalise_rows
-from xcbench.contract.method import Method, check_labels, check_X, topk_from_scores
+from xcbench.contract.method import Method, check_k, check_labels, check_X, topk_from_scores
 
 _CHUNK_CELLS = 1 << 22  # rows x classes scored at once: bounds memory to ~32 MB
 
@@ -101,6 +101,7 @@ class _LinearClassifier(Method):
             yield start, scores
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         self._check_fitted()
         X = check_X(X, self.n_features_in_)
         n = X.shape[0]

@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree.huffman import huffman_nested
 from xcbench.tree.node_softmax import path_log_proba
 from xcbench.tree.weights import DIRECT, gather_rows, table_bytes, table_layout
@@ -323,6 +323,7 @@ class MaryTree(Method):
         return labels, scores, cost
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         labels, scores, _ = self._decode(X, k)
         return labels, scores
 

@@ -45,7 +45,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.contract.data_shape import mostly_zeros, nonzeros, stored_values
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree import backoff
 from xcbench.tree.descent import descend
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
@@ -298,6 +298,7 @@ class LOMTree(Method):
         return self._descend(X)[1].astype(np.float64) + 1.0
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         leaf = self.apply(X)
         n = len(leaf)
         labels = np.full((n, k), -1, dtype=np.int64)

@@ -47,7 +47,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree.label_stats import LabelStats, entry_bytes, pairs_allowance
 from xcbench.tree.linear import choose_layout, new_table, weights_only
 from xcbench.tree.weights import DIRECT
@@ -365,6 +365,7 @@ class RecallTree(Method):
         return labels, scores, cost
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         return self._predict(X, k)[:2]
 
     def path_cost(self, X):

@@ -17,7 +17,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 
 from .optional import require
 
@@ -102,6 +102,7 @@ class FastTextClassifier(Method):
         return int(text[len("__label__"):])
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         lines = self._lines(X)
         labels = np.full((len(lines), k), -1, dtype=np.int64)
         scores = np.full((len(lines), k), -np.inf)

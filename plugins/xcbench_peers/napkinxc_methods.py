@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 
 from .optional import cpu_threads, require
 
@@ -72,6 +72,7 @@ class _NapkinModel(Method):
         return self.model_.predict_proba(X, top_k=k)
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         rows = self._proba_lists(X, int(k))
         labels = np.full((len(rows), k), -1, dtype=np.int64)
         scores = np.full((len(rows), k), -np.inf)

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 
 from .optional import require
 from .text_features import feature_pairs_text
@@ -179,6 +179,7 @@ class _OmikujiTree(Method):
         return self
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         X = check_X(X, self.n_features_in_)
         rows = _row_pairs(X)
         labels = np.full((len(rows), k), -1, dtype=np.int64)

@@ -40,7 +40,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree.passes import PassSchedule
 
 from .optional import require
@@ -140,6 +140,7 @@ class _VWMethod(Method):
         return [self.vw_.predict(line) for line in vw_feature_strings(X)]
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         preds = self._predictions(X)
         labels = np.full((len(preds), k), -1, dtype=np.int64)
         scores = np.full((len(preds), k), -np.inf)

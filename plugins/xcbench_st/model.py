@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from xcbench.contract.method import Method, check_labels, check_X
+from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input as kernel_input
 
 from . import kernels
@@ -47,6 +47,7 @@ class TreeInference:
     ``n_features_in_``."""
 
     def predict_topk(self, X, k=1):
+        k = check_k(k)
         X = check_X(X, self.n_features_in_)
         n = X.shape[0]
         labels = np.full((n, k), -1, dtype=np.int64)

@@ -12,6 +12,20 @@ def split(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+class CommaList(argparse.Action):
+    """A comma-separated list option that may be repeated: ``--methods ova --methods st``
+    means ``--methods ova,st`` (argparse alone would keep only the last). The first use
+    replaces the default; the value stays one comma-separated string."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_comma_lists_given", set())
+        current = getattr(namespace, self.dest, None)
+        if self.dest in given and current:
+            values = f"{current},{values}"
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 def add_common(p, out=True, data=True):
     """Add the options most commands share: ``--debug``, and ``--out`` and ``--data-dir``
     unless ``out``/``data`` is False."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from .common import add_common, split
+from .common import CommaList, add_common, split
 from .exit_codes import EXIT_CELL_FAILED, EXIT_CODES, EXIT_OK
 
 DEFAULT_METHODS = "ova,softmax"
@@ -237,14 +237,15 @@ def add_parser(sub) -> None:
                                      "each cell in its own process with a timeout, append one "
                                      "record per run to OUT/results.jsonl, then write a report. "
                                      + EXIT_CODES)
-    run.add_argument("--methods", default=DEFAULT_METHODS,
+    run.add_argument("--methods", action=CommaList, default=DEFAULT_METHODS,
                      help=f"comma-separated method names (default: {DEFAULT_METHODS}); "
                           "see `xcbench list methods`")
-    run.add_argument("--dataset", "--datasets", default=DEFAULT_DATASET,
+    run.add_argument("--dataset", "--datasets", action=CommaList, default=DEFAULT_DATASET,
                      help=f"comma-separated dataset names (default: {DEFAULT_DATASET}), or "
                           "file:TRAIN[:TEST] for your own files (docs/own-data.md); see "
                           "`xcbench list datasets`")
-    run.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
+    run.add_argument("--seeds", action=CommaList, default="0",
+                     help="comma-separated seeds (default: 0)")
     run.add_argument("--param", action="append", metavar="METHOD:NAME=V1[,V2]",
                      help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
                           "sweep several together with +, e.g. --param st:k+depth=50+8,100+7; "
@@ -269,7 +270,7 @@ def add_parser(sub) -> None:
                      help="run a suite file (TOML: methods, parameter grids, datasets, seeds, "
                           "run options; docs/suites.md) or a named suite: quick, standard, "
                           "scaling")
-    run.add_argument("--only", default=None, metavar="METHOD|DATASET[,...]",
+    run.add_argument("--only", action=CommaList, default=None, metavar="METHOD|DATASET[,...]",
                      help="with --suite: only the cells of these methods and/or datasets")
     run.add_argument("--dry-run", action="store_true",
                      help="with --suite: check the suite, print its runs' cells and how many "

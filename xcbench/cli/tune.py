@@ -7,7 +7,7 @@ import re
 import shlex
 import sys
 
-from .common import add_common, split
+from .common import CommaList, add_common, split
 from .exit_codes import EXIT_INTERRUPTED, EXIT_OK
 
 DEFAULT_OUT = "xcbench-tune"
@@ -114,7 +114,8 @@ def add_parser(subparsers) -> None:
                     "See docs/tuning.md.")
     p.add_argument("methods", metavar="METHOD[,METHOD]", nargs="?",
                    help="method name(s), comma-separated: each gets the same budget")
-    p.add_argument("--methods", dest="methods_option", metavar="METHOD[,METHOD]",
+    p.add_argument("--methods", dest="methods_option", action=CommaList,
+                   metavar="METHOD[,METHOD]",
                    help="the same, spelt as `xcbench run` spells it")
     p.add_argument("--dataset", required=True, help="a dataset name or file:TRAIN[:TEST]")
     budget = p.add_mutually_exclusive_group()

@@ -147,13 +147,14 @@ def check_clone(s):
 
 
 def check_bad_input(s):
-    """wrong feature counts, 1-d rows, out-of-range or string labels and empty
+    """wrong feature counts, 1-d rows, k < 1, out-of-range or string labels and empty
     training data raise ValueError."""
     X, y, Xt, _ = s.data
     m = s.fitted()
-    for bad, what in ((Xt[:, :-1], "too few features"), (Xt[0], "a 1-d row")):
+    for bad, k, what in ((Xt[:, :-1], 1, "too few features"), (Xt[0], 1, "a 1-d row"),
+                         (Xt[:3], 0, "k=0"), (Xt[:3], -1, "k=-1")):
         try:
-            m.predict_topk(bad, 1)
+            m.predict_topk(bad, k)
         except ValueError:
             continue
         raise AssertionError(f"predict_topk accepted {what} instead of raising ValueError")

@@ -165,6 +165,17 @@ def _as_float(X: np.ndarray, name: str) -> np.ndarray:
     return X.astype(np.float64)
 
 
+def check_k(k) -> int:
+    """``k`` of ``predict_topk`` as an int >= 1 (numpy integers accepted); ValueError
+    otherwise (0 would give empty rows, a negative k numpy's own error)."""
+    if type(k) is int and k >= 1:  # the common case, first: this runs on every prediction
+        return k
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 1:
+        return int(k)
+    raise ValueError(f"k must be a whole number >= 1 (how many labels to return per row), "
+                     f"got {k!r}")
+
+
 def check_labels(y, n_samples: int, n_classes: int | None = None):
     """Validate labels: 1-d integers in 0..K-1, one per row. Return (y as int64, K).
 
@@ -211,7 +222,9 @@ def log_normalize(scores: np.ndarray) -> np.ndarray:
 
 
 def topk_from_scores(scores: np.ndarray, k: int):
-    """Top-k of a dense (n, K) score block: (labels int64, scores float64), padded if k > K."""
+    """Top-k of a dense (n, K) score block: (labels int64, scores float64), padded if k > K;
+    ``k`` is checked (``check_k``)."""
+    k = check_k(k)
     n, n_classes = scores.shape
     kk = min(k, n_classes)
     if kk < n_classes:
