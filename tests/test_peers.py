@@ -432,3 +432,27 @@ def test_napkinxc_estimate_grows_with_the_leaves_each_example_trains():
     for max_leaves, used in [(10, 52e6), (100, 126e6), (400, 384e6)]:
         estimate = xcbench.make_method("nxc-hsm", max_leaves=max_leaves).estimate_memory(*shape)
         assert used <= estimate <= 4 * used, max_leaves
+
+
+def test_napkinxc_log_proba_asks_for_a_bounded_number_of_pairs_at_once(monkeypatch):
+    """log_proba asks napkinXC for every label of each row it sends: rows go in chunks of
+    about LOG_PROBA_PAIRS pairs (256 rows at K = 1e5 held ~3 GB of Python pairs), with the
+    same answer whatever the chunk."""
+    pytest.importorskip("napkinxc")
+    import numpy as np
+
+    import xcbench
+    from xcbench_peers import napkinxc_methods
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 40, 600)
+    X = rng.normal(size=(600, 20)) + np.eye(40)[y][:, :20] * 3
+    m = xcbench.make_method("nxc-hsm", random_state=0).fit(X, y, n_classes=40)
+    whole = m.log_proba(X[:50], y[:50], chunk=256)
+    sizes = []
+    ask = m.model_.predict_proba
+    monkeypatch.setattr(m.model_, "predict_proba",
+                        lambda rows, top_k: sizes.append(rows.shape[0]) or ask(rows, top_k=top_k))
+    monkeypatch.setattr(napkinxc_methods, "LOG_PROBA_PAIRS", 400)
+    np.testing.assert_allclose(m.log_proba(X[:50], y[:50]), whole)
+    assert max(sizes) == 10 and sum(sizes) == 50

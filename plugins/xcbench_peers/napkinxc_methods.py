@@ -25,6 +25,9 @@ from .optional import cpu_threads, require
 #: 5,000 x 2,000 problem (K=100) with the library already imported
 RUNTIME_BYTES = 64 * 2 ** 20
 
+#: (label, probability) pairs ``log_proba`` asks napkinXC for at once
+LOG_PROBA_PAIRS = 1_000_000
+
 #: share of the unpruned weight bound napkinXC keeps (weights below 0.1 dropped): the saved
 #: models of ``synthetic-sparse-1k/10k/100k`` and ``ptb-sparse`` held 1.0-2.2% of it
 #: (HSM and PLT, arity 2, 100 leaves, C = 10), up to ~2.5x that in memory; 0.1 keeps a
@@ -82,9 +85,13 @@ class _NapkinModel(Method):
                 scores[i, j] = np.log(p) if p > 0 else -np.inf
         return labels, scores
 
-    def log_proba(self, X, y, chunk=256):
+    def log_proba(self, X, y, chunk=None):
+        """napkinXC answers with every label's probability as Python pairs, so rows go
+        ``chunk`` at a time, by default about ``LOG_PROBA_PAIRS`` pairs (~120 MB) per call
+        (256 rows at K = 1e5 are 25.6 million pairs: ~3 GB above the loaded model)."""
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
+        chunk = chunk or max(1, min(256, LOG_PROBA_PAIRS // self.n_classes_))
         out = np.full(len(y), -np.inf)
         for start in range(0, X.shape[0], chunk):
             rows = self.model_.predict_proba(X[start:start + chunk], top_k=self.n_classes_)
