@@ -404,34 +404,35 @@ def test_omikuji_estimate_counts_the_thresholded_weights_not_the_dense_bound():
 
 @pytest.mark.parametrize("name", ["nxc-hsm", "nxc-plt"])
 def test_napkinxc_estimate_counts_the_kept_weights_not_the_unpruned_bound(name):
-    """napkinXC fits measured on this project's sets (peak RSS above the loaded data, HSM
-    and PLT defaults): synthetic-sparse-100k 2.43 GB (the unpruned weight bound said
-    33.9 GB, and the memory guard refused the cell under a 16 GB limit), synthetic-sparse-10k
-    0.26 GB, ptb-sparse 1.44 GB, ptb (dense, 150 features) 1.94 GB. The estimate must
-    cover each and stay within 4x of it."""
+    """napkinXC's memory above the loaded data, the larger of fit and prediction (HSM and
+    PLT defaults): synthetic-sparse-100k fit 2.5 GB, predicting ~5.3 (HSM) and ~5.7 GB (PLT:
+    the loaded model; the unpruned weight bound said 33.9 GB, and the memory guard refused
+    both under a 16 GB limit); synthetic-sparse-10k 0.22 GB; ptb-sparse fit 1.44 GB; ptb
+    (dense, 150 features) fit 1.94 GB. The estimate must cover each and stay within 6x of
+    it (5.2x at 10k, where the loaded model is 3.7x its files, against 10x at 100k)."""
     import xcbench
 
     method = xcbench.make_method(name)
     measured = {  # (n_samples, n_features, nnz, n_classes): bytes
-        (1_000_000, 848_632, 16_005_213, 100_000): 2.43e9,
-        (100_000, 89_232, 1_599_032, 10_000): 0.26e9,
+        (1_000_000, 848_632, 16_005_213, 100_000): 5.7e9,
+        (100_000, 89_232, 1_599_032, 10_000): 0.22e9,
         (803_522, 30_000, 2_410_566, 10_000): 1.44e9,
         (572_902, 150, 85_935_300, 6_719): 1.94e9,
     }
     for shape, used in measured.items():
-        assert used <= method.estimate_memory(*shape) <= 4 * used, shape
+        assert used <= method.estimate_memory(*shape) <= 6 * used, shape
 
 
 def test_napkinxc_estimate_grows_with_the_leaves_each_example_trains():
     """Each example carries a label for every node it trains, up to ``max_leaves`` in its
-    cluster: measured 52 / 126 / 384 MB for max_leaves 10 / 100 / 400 (100,000 rows,
-    20,000 features, 5 nonzeros per row, K = 1,000)."""
+    cluster: fits measured at 52 / 126 / 384 MB for max_leaves 10 / 100 / 400 (100,000
+    rows, 20,000 features, 5 nonzeros per row, K = 1,000)."""
     import xcbench
 
     shape = (100_000, 20_000, 500_000, 1_000)
     for max_leaves, used in [(10, 52e6), (100, 126e6), (400, 384e6)]:
         estimate = xcbench.make_method("nxc-hsm", max_leaves=max_leaves).estimate_memory(*shape)
-        assert used <= estimate <= 4 * used, max_leaves
+        assert used <= estimate <= 6 * used, max_leaves
 
 
 def test_napkinxc_log_proba_asks_for_a_bounded_number_of_pairs_at_once(monkeypatch):

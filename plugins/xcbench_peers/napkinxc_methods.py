@@ -25,14 +25,21 @@ from .optional import cpu_threads, require
 #: 5,000 x 2,000 problem (K=100) with the library already imported
 RUNTIME_BYTES = 64 * 2 ** 20
 
-#: (label, probability) pairs ``log_proba`` asks napkinXC for at once
-LOG_PROBA_PAIRS = 1_000_000
+#: (label, probability) pairs ``log_proba`` asks napkinXC for at once, and what they hold:
+#: ~270 bytes each as Python pairs (1e6 pairs took 0.27 GB at K = 1e4)
+LOG_PROBA_PAIRS = 250_000
+LOG_PROBA_PAIR_BYTES = 300
 
 #: share of the unpruned weight bound napkinXC keeps (weights below 0.1 dropped): the saved
-#: models of ``synthetic-sparse-1k/10k/100k`` and ``ptb-sparse`` held 1.0-2.2% of it
-#: (HSM and PLT, arity 2, 100 leaves, C = 10), up to ~2.5x that in memory; 0.1 keeps a
-#: 2x margin over both. Dense data with few features meets the per-feature bound instead.
+#: models of ``synthetic-sparse-1k/10k/100k`` and ``ptb-sparse`` held 1.0-2.2% of it at
+#: 16 bytes per weight (HSM and PLT, arity 2, 100 leaves, C = 10); 0.1 keeps a margin over
+#: those. Dense data with few features meets the per-feature bound instead.
 KEPT_WEIGHT_SHARE = 0.1
+
+#: bytes per kept weight once the model is loaded to predict: napkinXC's loaded models
+#: took 3.7x their saved files at K = 1e4 and ~10x at K = 1e5 (nxc-hsm: 0.50 GB of
+#: files, ~5.3 GB predicting)
+LOADED_BYTES_PER_WEIGHT = 48
 
 
 def _import_models():
@@ -87,8 +94,8 @@ class _NapkinModel(Method):
 
     def log_proba(self, X, y, chunk=None):
         """napkinXC answers with every label's probability as Python pairs, so rows go
-        ``chunk`` at a time, by default about ``LOG_PROBA_PAIRS`` pairs (~120 MB) per call
-        (256 rows at K = 1e5 are 25.6 million pairs: ~3 GB above the loaded model)."""
+        ``chunk`` at a time, by default about ``LOG_PROBA_PAIRS`` pairs (~70 MB) per call
+        (256 rows at K = 1e5 are 25.6 million pairs: the cell's RSS rose by ~3 GB)."""
         X = check_X(X, self.n_features_in_)
         y, _ = check_labels(y, X.shape[0], self.n_classes_)
         chunk = chunk or max(1, min(256, LOG_PROBA_PAIRS // self.n_classes_))
@@ -106,20 +113,25 @@ class _NapkinModel(Method):
         return np.full(X.shape[0], self.n_classes_, dtype=np.int64)
 
     def estimate_memory(self, n_samples, n_features, nnz, n_classes):
-        """Upper estimate of a fit (and of the model predicting afterwards):
+        """Upper estimate of the larger of a fit and of predicting with the fitted model.
 
-        - napkinXC's copy of X and the labels: 16 bytes (int index, double value) per stored
-          value and per row (its bias feature), counted twice (Python's conversion beside it),
-          and the label vectors its k-means tree clusters (at most one entry per stored value);
+        Both hold napkinXC's copy of X and the labels: 16 bytes (int index, double value)
+        per stored value and per row (its bias feature), counted twice (Python's conversion
+        beside it). Beyond that, the fit holds:
+
+        - the label vectors its k-means tree clusters (at most one entry per stored value);
         - each example's label at every node it trains: ``arity`` children per level above
           its cluster and up to ``max_leaves`` in it; 16 bytes each (9-13 measured);
-        - the node weights napkinXC keeps: it drops weights below 0.1, so they are bounded by
-          ``KEPT_WEIGHT_SHARE`` of the unpruned bound (one weight per stored value of every
-          example a node trains on, at most one per feature per node), 16 bytes each;
-        - LIBLINEAR's dense work vectors (8 of D + 1 doubles per thread) and the runtime.
+        - LIBLINEAR's dense work vectors (8 of D + 1 doubles per thread);
 
-        At K = 1e5 (``synthetic-sparse-100k``) this says 6.4 GB for a fit measured at
-        2.4 GB above the loaded data (2.8 GB peak); the unpruned bound said 33.9 GB."""
+        and predicting holds the loaded model: the weights napkinXC keeps (it drops those
+        below 0.1), at most ``KEPT_WEIGHT_SHARE`` of the unpruned bound (one weight per
+        stored value of every example a node trains on, at most one per feature per node),
+        ``LOADED_BYTES_PER_WEIGHT`` each, and ``log_proba``'s pairs.
+
+        At K = 1e5 (``synthetic-sparse-100k``) this says 10.6 GB; measured above the loaded
+        data: fit 2.5 GB, prediction ~5.3 (nxc-hsm) and ~5.7 GB (nxc-plt). The unpruned
+        bound said 33.9 GB."""
         self._validate_params()
         values = nnz + n_samples
         clusters = math.ceil(n_classes / self.max_leaves)
@@ -128,11 +140,11 @@ class _NapkinModel(Method):
         trained_per_example = min(self.max_leaves + self.arity * depth, nodes)
         label_vectors = 2 * 16 * min(nnz, n_classes * n_features)
         node_labels = 16 * n_samples * trained_per_example
-        weights = min(nodes * (n_features + 1),
-                      KEPT_WEIGHT_SHARE * trained_per_example * values)
         work = 8 * 8 * (n_features + 1) * cpu_threads(self.threads)
-        return int(RUNTIME_BYTES + 2 * 16 * values + label_vectors + node_labels
-                   + 16 * weights + work)
+        kept = min(nodes * (n_features + 1), KEPT_WEIGHT_SHARE * trained_per_example * values)
+        fit = label_vectors + node_labels + work
+        predict = LOADED_BYTES_PER_WEIGHT * kept + LOG_PROBA_PAIR_BYTES * LOG_PROBA_PAIRS
+        return int(RUNTIME_BYTES + 2 * 16 * values + max(fit, predict))
 
     def stats(self):
         size = sum(f.stat().st_size for f in self._folder.iterdir())
