@@ -130,7 +130,7 @@ class _NapkinModel(Method):
         ``LOADED_BYTES_PER_WEIGHT`` each, and ``log_proba``'s pairs.
 
         At K = 1e5 (``synthetic-sparse-100k``) this says 10.6 GB; measured above the loaded
-        data: fit 2.5 GB, prediction ~5.3 (nxc-hsm) and ~5.7 GB (nxc-plt). The unpruned
+        data: fit 2.5 GB, prediction ~5.3 (nxc-hsm) and ~5.9 GB (nxc-plt). The unpruned
         bound said 33.9 GB."""
         self._validate_params()
         values = nnz + n_samples
