@@ -206,3 +206,21 @@ def test_results_file_that_is_a_folder_is_refused_before_any_fit(tmp_path, capsy
                  "--quiet", "--in-process"]) == 2
     assert "is not a file" in capsys.readouterr().err
     assert not (out / "raw").exists()
+
+
+def test_a_claim_reads_the_newest_record_of_a_key_before_the_retry_filter(tmp_path):
+    """A cell refused, then run with a higher limit and timed out, has two records of one
+    key; ``--retry timeout`` must re-run it. The claim's re-read filtered each record by
+    status before taking the newest, so the older ``refused`` record was served as stored
+    and the cell was not retried."""
+    from xcbench.run.runner import _claim
+
+    refused = record("m", status="refused", key="k1")
+    timed_out = record("m", status="timeout", key="k1")
+    store = ResultStore(write_store(tmp_path, [refused, timed_out]))
+    stored = {}
+    assert _claim(store, CellClaims(store), ["k1"], stored, retry=("timeout",)) == "claimed"
+    assert "k1" not in stored
+    stored = {}
+    assert _claim(store, CellClaims(store), ["k1"], stored, retry=("refused",)) == "stored"
+    assert stored["k1"]["status"] == "timeout"

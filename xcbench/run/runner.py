@@ -194,12 +194,12 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
 
 def _claim(store, claims, keys, stored, retry=()) -> str:
     """Claim a cell (named by its first key) under the store lock, after reading the records
-    other runs stored meanwhile into ``stored`` (those whose status ``--retry`` re-runs
-    left out): ``"claimed"``, ``"stored"`` or ``"taken"``."""
+    other runs stored meanwhile into ``stored`` (the newest record of each key, unless
+    its status is one ``--retry`` re-runs): ``"claimed"``, ``"stored"`` or ``"taken"``."""
     with store.lock():
         if not all(k in stored for k in keys):
-            stored.update((r["key"], r) for r in store.records()
-                          if r["key"] in keys and r["status"] not in retry)
+            newest = {r["key"]: r for r in store.records() if r["key"] in keys}
+            stored.update((k, r) for k, r in newest.items() if r["status"] not in retry)
         return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
 
 
