@@ -224,3 +224,36 @@ def test_a_claim_reads_the_newest_record_of_a_key_before_the_retry_filter(tmp_pa
     stored = {}
     assert _claim(store, CellClaims(store), ["k1"], stored, retry=("refused",)) == "stored"
     assert stored["k1"]["status"] == "timeout"
+
+
+def test_the_claims_folder_is_removed_under_the_store_lock(tmp_path, monkeypatch):
+    """Claims are written under the store lock (mkdir claims/, then the claim file); a
+    finishing run removed the emptied folder outside it, so another run's claim could fail
+    with "No such file or directory: .../claims" (seen once in the random-kill test above)."""
+    import contextlib
+
+    (tmp_path / "out").mkdir()
+    store = ResultStore(tmp_path / "out")
+    claims = CellClaims(store)
+    claims.folder.mkdir()
+    locked, removals = [], []
+    real_lock, real_rmdir = store.lock, Path.rmdir
+
+    @contextlib.contextmanager
+    def lock():
+        with real_lock():
+            locked.append(True)
+            try:
+                yield
+            finally:
+                locked.pop()
+
+    def rmdir(path):
+        if path == claims.folder:
+            removals.append(bool(locked))
+        return real_rmdir(path)
+
+    monkeypatch.setattr(store, "lock", lock)
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    claims.release_all()
+    assert removals == [True] and not claims.folder.exists()

@@ -79,12 +79,15 @@ class CellClaims:
         this host that are gone; remove the folder once it is empty."""
         for key in list(self.held):
             self.release(key)
-        if self.folder.is_dir():
-            with self.store.lock():  # so no run takes a stale claim over while it is removed
-                for key in [p.name for p in self.folder.iterdir() if not p.name.startswith(".")]:
-                    self._drop_if_stale(key)
+        if not self.folder.is_dir():
+            return
+        # under the lock claims are written with: no run takes a stale claim over while it
+        # is removed, nor writes a claim into the folder between its mkdir and this rmdir
+        with self.store.lock():
+            for key in [p.name for p in self.folder.iterdir() if not p.name.startswith(".")]:
+                self._drop_if_stale(key)
             remove_stale_temporaries(self.folder)
-        try:
-            self.folder.rmdir()  # only when empty
-        except OSError:
-            pass
+            try:
+                self.folder.rmdir()  # only when empty
+            except OSError:
+                pass
