@@ -28,6 +28,18 @@ def parse_retry(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def newest_by_key(records) -> dict:
+    """key -> its newest record (``records`` in file order: the last of a key wins)."""
+    return {record["key"]: record for record in records}
+
+
+def reusable(newest: dict, retry) -> dict:
+    """The records of ``newest`` (key -> newest record) whose status ``--retry`` does not
+    run again. Filter after taking the newest: an older record of another status must not
+    stand in for a retried one."""
+    return {k: r for k, r in newest.items() if r["status"] not in retry}
+
+
 class ResumeState:
     """The stored records of a results folder as ``--resume`` sees them.
 
@@ -37,12 +49,10 @@ class ResumeState:
     other code or on other data)."""
 
     def __init__(self, records: list[dict], code: dict, retry=()):
-        newest = {}
-        for record in records:
-            newest[record["key"]] = record
+        newest = newest_by_key(records)
         self.code = code
         self.retry = tuple(retry)
-        self.stored = {k: r for k, r in newest.items() if r["status"] not in self.retry}
+        self.stored = reusable(newest, self.retry)
         self._retried = {k: r["status"] for k, r in newest.items() if r["status"] in self.retry}
         self._same_measurement: dict[tuple, dict] = {}
         for record in newest.values():

@@ -24,7 +24,7 @@ from ..store.claims import CellClaims
 from ..store.records import build_record, encode_record, run_key
 from ..store.results import RESULTS_FILE, ResultStore
 from ..version import __version__
-from .resume import ResumeState
+from .resume import ResumeState, newest_by_key, reusable
 from .reuse_from import Lenders
 from .cell import measure_cell
 from .cell_job import CellJob
@@ -198,8 +198,8 @@ def _claim(store, claims, keys, stored, retry=()) -> str:
     its status is one ``--retry`` re-runs): ``"claimed"``, ``"stored"`` or ``"taken"``."""
     with store.lock():
         if not all(k in stored for k in keys):
-            newest = {r["key"]: r for r in store.records() if r["key"] in keys}
-            stored.update((k, r) for k, r in newest.items() if r["status"] not in retry)
+            mine = newest_by_key(r for r in store.records() if r["key"] in keys)
+            stored.update(reusable(mine, retry))
         return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
 
 
