@@ -83,7 +83,7 @@ class _NapkinModel(Method):
 
     def predict_topk(self, X, k=1):
         k = check_k(k)
-        rows = self._proba_lists(X, int(k))
+        rows = self._proba_lists(X, k)
         labels = np.full((len(rows), k), -1, dtype=np.int64)
         scores = np.full((len(rows), k), -np.inf)
         for i, row in enumerate(rows):
