@@ -194,17 +194,29 @@ def test_params_files_add_single_values_under_param_overrides(tmp_path):
 @pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("30m", 1800),
                                            ("1.5h", 5400), ("1h30m", 5400)])
 def test_time_budgets_parse(text, seconds):
-    from xcbench.cli.tune import parse_duration
+    from xcbench.cli.common import parse_duration
 
     assert parse_duration(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "ten", "5x", "0", "1h 30m"])
 def test_bad_time_budgets_are_refused(text):
-    from xcbench.cli.tune import parse_duration
+    from xcbench.cli.common import parse_duration
 
-    with pytest.raises(ValueError, match="time-budget"):
+    with pytest.raises(ValueError, match="duration"):
         parse_duration(text)
+
+
+@pytest.mark.parametrize("option", ["--time-budget", "--timeout"])
+def test_tune_takes_durations_and_names_the_option_it_refuses(option, capsys):
+    from xcbench.cli.main import build_parser
+
+    args = build_parser().parse_args(["tune", "ova", "--dataset", "synthetic", option, "1h30m"])
+    assert getattr(args, option[2:].replace("-", "_")) == 5400
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["tune", "ova", "--dataset", "synthetic", option, "10x"])
+    assert stop.value.code == 2
+    assert f"argument {option}: '10x' is not a duration" in capsys.readouterr().err
 
 
 def test_a_time_budget_stops_once_spent(tiny, tmp_path):

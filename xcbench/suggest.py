@@ -4,12 +4,12 @@ from __future__ import annotations
 import difflib
 
 
-def close_matches(name: str, choices, n: int = 3) -> list[str]:
-    """Up to ``n`` of ``choices`` that look like ``name`` (difflib ratio >= 0.6), best
-    first; case is ignored when comparing."""
+def close_matches(name: str, choices, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` of ``choices`` that look like ``name`` (difflib ratio >= ``cutoff``),
+    best first; case is ignored when comparing."""
     choices = [str(c) for c in choices]
     by_lower = {c.lower(): c for c in choices}
-    found = difflib.get_close_matches(str(name).lower(), list(by_lower), n=n, cutoff=0.6)
+    found = difflib.get_close_matches(str(name).lower(), list(by_lower), n=n, cutoff=cutoff)
     return [by_lower[f] for f in found]
 
 

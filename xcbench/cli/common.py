@@ -1,8 +1,9 @@
-"""What several subcommands share: the default results folder, the common options and the
-comma-separated list syntax."""
+"""What several subcommands share: the default results folder, the common options, the
+comma-separated list syntax, durations, and the parser that hints at misspelt options."""
 from __future__ import annotations
 
 import argparse
+import re
 
 DEFAULT_OUT = "xcbench-results"
 
@@ -37,3 +38,73 @@ def add_common(p, out=True, data=True):
     if data:
         p.add_argument("--data-dir", default=None,
                        help="data directory (default: $XCBENCH_DATA_DIR or the user cache)")
+
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text) -> float:
+    """Seconds of ``90``, ``90s``, ``30m``, ``1.5h`` or ``1h30m`` (a number alone is
+    seconds); ValueError for anything else, zero or negative."""
+    shown = str(text).strip()
+    lowered = shown.lower()
+    if re.fullmatch(r"\d+(\.\d+)?", lowered):
+        seconds = float(lowered)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", lowered)
+        if not parts or "".join(n + u for n, u in parts) != lowered:
+            raise ValueError(f"{shown!r} is not a duration: write e.g. 600, 90s, 30m, 2h or "
+                             "1h30m")
+        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError(f"duration {shown!r} must be positive")
+    return seconds
+
+
+def duration(text) -> float:
+    """``parse_duration`` as an argparse ``type=``: the error names the option and shows the
+    accepted forms (``argument --timeout: '10x' is not a duration: write e.g. ...``)."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class HintingParser(argparse.ArgumentParser):
+    """An ArgumentParser whose "unrecognized arguments" error names the options close to
+    each misspelt one (``--seed 0`` -> did you mean --seeds?), with the usage of the
+    subcommand that was given. Subparsers made by its ``add_subparsers`` are HintingParsers
+    too, so every command gets the hints from this one place."""
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self._command_parser(parsed)
+            hints = unknown_option_hints(extras, command)
+            command.error("unrecognized arguments: " + " ".join(extras) + hints)
+        return parsed
+
+    def _command_parser(self, parsed) -> argparse.ArgumentParser:
+        """The subcommand's parser when one was chosen (its usage and options), else self."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = getattr(parsed, action.dest or "", None)
+                if chosen in action.choices:
+                    return action.choices[chosen]
+        return self
+
+
+def unknown_option_hints(extras: list[str], parser: argparse.ArgumentParser) -> str:
+    """``" (did you mean --seeds?)"``, one hint per misspelt option of ``extras`` that is
+    close to an option of ``parser``; an empty string when none is."""
+    from ..suggest import close_matches
+
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    unknown = [e.split("=", 1)[0] for e in extras if e.startswith("--")]
+    hints = []
+    for name in dict.fromkeys(unknown):
+        found = close_matches(name, options, n=2, cutoff=0.75)
+        if found:
+            named = f"{name}: " if len(unknown) > 1 else ""
+            hints.append(f"{named}did you mean {' or '.join(found)}?")
+    return f" ({'; '.join(hints)})" if hints else ""

@@ -7,12 +7,12 @@ import warnings
 
 from ..store import compare, export
 from . import check, describe, listing, plot, report, run, tune
-from .common import add_common
+from .common import HintingParser, add_common
 from .exit_codes import EXIT_CODES, EXIT_INTERRUPTED, EXIT_NOT_STORED, EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = HintingParser(
         prog="xcbench",
         description="Benchmark extreme multi-class classifiers: accuracy, perplexity with "
                     "coverage, model size, training time and inference latency.",

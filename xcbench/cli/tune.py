@@ -3,30 +3,13 @@ each method with the same budget on a validation split of D's training rows, pri
 parameters as ``--param`` options and write them to a params file ``xcbench run`` reads."""
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 
-from .common import CommaList, add_common, split
+from .common import CommaList, add_common, duration, split
 from .exit_codes import EXIT_INTERRUPTED, EXIT_OK
 
 DEFAULT_OUT = "xcbench-tune"
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> float:
-    """Seconds of ``90``, ``90s``, ``30m``, ``1.5h`` or ``1h30m``; ValueError otherwise."""
-    text = str(text).strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        seconds = float(text)
-    else:
-        parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text)
-        if not parts or "".join(n + u for n, u in parts) != text:
-            raise ValueError(f"--time-budget {text!r}: write e.g. 600, 90s, 30m, 2h or 1h30m")
-        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise ValueError(f"--time-budget {text!r} must be positive")
-    return seconds
 
 
 def cmd_tune(args) -> int:
@@ -45,7 +28,6 @@ def cmd_tune(args) -> int:
     if not methods:
         raise ValueError("name the method(s) to tune: xcbench tune METHOD[,METHOD] --dataset D "
                          "(e.g. xcbench tune lomtree --dataset synthetic --trials 20)")
-    budget = parse_duration(args.time_budget) if args.time_budget else None
     options = tune_options(timeout=args.timeout, threads=args.threads,
                            isolate=not args.in_process,
                            memory_limit=parse_size(args.memory_limit) if args.memory_limit
@@ -55,7 +37,7 @@ def cmd_tune(args) -> int:
     results = []
     for method in methods:
         try:
-            result = tune(method, args.dataset, trials=args.trials, time_budget=budget,
+            result = tune(method, args.dataset, trials=args.trials, time_budget=args.time_budget,
                           seed=args.seed, out=args.out, objective=args.objective,
                           validation_fraction=args.validation_fraction,
                           repeats=args.repeats, defaults=not args.no_defaults, options=options,
@@ -121,9 +103,10 @@ def add_parser(subparsers) -> None:
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--trials", type=int, default=None,
                         help=f"trials per method (default {DEFAULT_TRIALS})")
-    budget.add_argument("--time-budget", default=None, metavar="DURATION",
+    budget.add_argument("--time-budget", type=duration, default=None, metavar="DURATION",
                         help="trial wall time per method instead of a trial count, e.g. 30m, "
-                             "2h (trials measured on a busy machine see fewer trials)")
+                             "2h, 1h30m or seconds (trials measured on a busy machine see "
+                             "fewer trials)")
     p.add_argument("--seed", type=int, default=0,
                    help="seeds the validation split, the sampler and the methods (default 0)")
     p.add_argument("--repeats", type=int, default=1, metavar="R",
@@ -138,9 +121,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--validation-fraction", type=float, default=DEFAULT_VALIDATION_FRACTION,
                    help="share of the training rows held out to score trials (default "
                         f"{DEFAULT_VALIDATION_FRACTION:g})")
-    p.add_argument("--timeout", type=float, default=1800,
-                   help="seconds before one trial is stopped and counted as failed "
-                        "(default 1800)")
+    p.add_argument("--timeout", type=duration, default=1800, metavar="DURATION",
+                   help="time before one trial is stopped and counted as failed, e.g. 10m or "
+                        "seconds (default 1800)")
     p.add_argument("--threads", type=int, default=1, help="threads per trial (default 1)")
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="memory one trial may use, e.g. 4G (default: 70%% of the available "
