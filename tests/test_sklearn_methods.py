@@ -65,12 +65,23 @@ def test_classes_absent_from_training_get_probability_zero():
     ("sklearn:sklearn.decomposition.PCA", "is a transformer, not a classifier"),
     ("sklearn:Ridge", "is a regressor, not a classifier"),
     ("sklearn:numpy.array", "not an estimator class"),
-    ("sklearn:no_such_package.Model", "cannot import 'Model'"),
+    ("sklearn:no_such_package.Model", "cannot import module 'no_such_package'"),
     ("sklearn:NoSuchThing", "give the class's import path"),
 ])
 def test_what_is_not_a_classifier_is_refused_clearly(name, message):
     with pytest.raises(NotAClassifier, match=message):
         sklearn_spec(name)
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("sklearn:SGDClasifier", "did you mean sklearn:SGDClassifier?"),
+    ("sklearn:sklearn.linear_model.SGDClasifier",
+     "did you mean sklearn:sklearn.linear_model.SGDClassifier?"),
+])
+def test_a_misspelt_classifier_gets_did_you_mean(name, hint):
+    with pytest.raises(NotAClassifier) as refused:
+        sklearn_spec(name)
+    assert str(refused.value).endswith(hint), str(refused.value)
 
 
 def test_a_scikit_learn_class_may_be_named_alone():

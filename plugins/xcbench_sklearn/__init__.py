@@ -52,6 +52,31 @@ def _short_name(name: str) -> str | None:
     return None
 
 
+def _unknown_short_name(name: str):
+    """Raise NotAClassifier for a bare class name scikit-learn does not have, naming its
+    classifiers close to it (``SGDClasifier`` -> did you mean sklearn:SGDClassifier?)."""
+    from sklearn.utils import all_estimators
+
+    from xcbench.suggest import close_matches
+
+    found = close_matches(name, [n for n, _ in all_estimators(type_filter="classifier")],
+                           n=2, cutoff=0.8)
+    hint = (f"did you mean {' or '.join(PREFIX + f for f in found)}?" if found else
+            f"give the class's import path, e.g. {EXAMPLE}")
+    raise NotAClassifier(f"{PREFIX}{name}: scikit-learn has no estimator {name!r}; {hint}")
+
+
+def _missing_attribute_hint(module, name: str) -> str:
+    """``"; did you mean sklearn:pkg.mod.Close?"`` for the public names of ``module`` close
+    to ``name``; empty when none is."""
+    from xcbench.suggest import close_matches
+
+    found = close_matches(name, [n for n in dir(module) if not n.startswith("_")], n=2,
+                           cutoff=0.8)
+    return ("; did you mean " + " or ".join(f"{PREFIX}{module.__name__}.{f}" for f in found)
+            + "?") if found else ""
+
+
 def import_classifier(path: str) -> type:
     """The classifier class at import path ``path`` (``package.module.Class``);
     NotAClassifier saying why when it cannot be imported or is not a classifier with
@@ -60,10 +85,14 @@ def import_classifier(path: str) -> type:
     if not module_name:
         raise NotAClassifier(f"{PREFIX}{path}: give the class's import path, e.g. {EXAMPLE}")
     try:
-        target = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise NotAClassifier(f"{PREFIX}{path}: cannot import {class_name!r} from "
-                             f"{module_name!r} ({type(exc).__name__}: {exc})") from None
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise NotAClassifier(f"{PREFIX}{path}: cannot import module {module_name!r} "
+                             f"({type(exc).__name__}: {exc})") from None
+    target = getattr(module, class_name, None)
+    if target is None:
+        raise NotAClassifier(f"{PREFIX}{path}: module {module_name!r} has no {class_name!r}"
+                             + _missing_attribute_hint(module, class_name))
     if not isinstance(target, type):
         raise NotAClassifier(f"{PREFIX}{path} is a {type(target).__name__}, not an estimator "
                              f"class; name a classifier class, e.g. {EXAMPLE}")
@@ -115,7 +144,7 @@ def sklearn_spec(name: str) -> MethodSpec:
         raise NotAClassifier(f"{name!r} is not an {PREFIX} name (e.g. {EXAMPLE})")
     path = name[len(PREFIX):]
     if path and "." not in path:
-        path = _short_name(path) or path
+        path = _short_name(path) or _unknown_short_name(path)
     cls = adapter_class(path, import_classifier(path))
     doc = (cls.estimator_class.__doc__ or "").strip().splitlines()
     return MethodSpec(name=name, family="flat",
