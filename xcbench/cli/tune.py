@@ -60,16 +60,18 @@ def cmd_tune(args) -> int:
 
 
 def _check_names(methods, dataset) -> None:
-    """KeyError/ValueError for an unknown dataset or method, or a method with no valid
-    search space."""
+    """KeyError/ValueError for an unknown dataset or method, a method whose optional library
+    is not installed, or a method with no valid search space."""
+    from ..contract.availability import check_available
     from ..contract.plugins import get_method_spec
     from ..contract.search_space import check_search_space
     from ..data import get_dataset_spec
     from ..tune.study import spec_space
 
     get_dataset_spec(dataset)
-    for method in methods:
-        spec = get_method_spec(method)
+    specs = [get_method_spec(method) for method in methods]
+    check_available(specs)
+    for spec in specs:
         check_search_space(spec_space(spec), spec)
 
 

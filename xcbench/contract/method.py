@@ -252,6 +252,10 @@ class MethodSpec:
     ``{"low": 1e-3, "high": 1e2, "log": True}`` (``"int": True`` for integers) or
     ``{"choices": [...]}``, optionally ``"when": {"solver": "sgd"}``
     (``xcbench.contract.search_space``; docs/tuning.md).
+    ``requires`` names the modules the method imports that xcbench does not install by
+    default, and ``install`` the command that installs them (``pip install 'xcbench[vw]'``):
+    a plan naming the method is refused, with that command, when one is missing
+    (``xcbench.contract.availability``).
     """
 
     name: str
@@ -263,6 +267,8 @@ class MethodSpec:
     query_params: dict[str, list] = field(default_factory=dict)
     plugin: str = ""
     search_space: dict[str, dict] = field(default_factory=dict)
+    requires: tuple[str, ...] = ()
+    install: str = ""
 
     def __post_init__(self):
         from .search_space import check_search_space

@@ -110,12 +110,17 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
     """All cells: for each method its param grid (overrides replace grid entries), x datasets x seeds.
 
     ``param_overrides`` maps method name to {param: [values]}. Unknown methods or parameters
-    raise KeyError/ValueError listing what is valid. Equal values (``1`` and ``1.0``) give
-    one cell.
+    raise KeyError/ValueError listing what is valid; a method whose optional library is not
+    installed, MethodUnavailable (a ValueError) with its install command. Equal values (``1``
+    and ``1.0``) give one cell.
     """
     from ..contract.plugins import get_method_spec
 
+    from ..contract.availability import check_available
+
     param_overrides = param_overrides or {}
+    specs = {name: get_method_spec(name) for name in dict.fromkeys(methods)}
+    check_available(specs.values())  # a missing optional library: refused before any cell
     unknown = sorted(set(param_overrides) - set(methods))
     if unknown:
         from ..suggest import did_you_mean
@@ -124,8 +129,7 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
             f"{name!r}{did_you_mean(name, methods)}" for name in unknown)
             + f"; the plan's methods: {', '.join(dict.fromkeys(methods))}")
     cells = []
-    for name in dict.fromkeys(methods):
-        spec = get_method_spec(name)
+    for name, spec in specs.items():
         overrides = param_overrides.get(name, {})
         check_param_names(spec, [part for key in overrides for part in key.split("+")])
         zipped = [key for key in overrides if "+" in key]
