@@ -27,6 +27,13 @@ def sig3(value) -> str:
     return f"{value:.2e}"
 
 
+def format_gb(n_bytes: float) -> str:
+    """``n_bytes`` as GB with 3 significant digits, e.g. ``'12.3 GB'``, and no exponent
+    for large amounts (``'50,900 GB'``, not ``'5.09e+04 GB'``)."""
+    gb = float(f"{n_bytes / 1e9:.3g}")
+    return f"{gb:,.0f} GB" if gb >= 1000 else f"{gb:.3g} GB"
+
+
 def mean_pm_std(mean, std=None) -> str:
     """``mean`` to three significant digits and, when ``std`` is non-zero, ``± std`` to the
     same decimal places (one significant digit if that would round it to zero)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import resource
 
+from ..numbers import format_gb  # noqa: F401 - re-exported: the run's messages use it
+
 #: share of the available RAM a cell may use when no ``--memory-limit`` is given
 DEFAULT_MEMORY_SHARE = 0.7
 _UNITS = {"": 1, "B": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
@@ -24,13 +26,6 @@ def parse_size(text) -> int:
     if value <= 0:
         raise ValueError(f"memory size must be positive, got {text!r}")
     return int(value * _UNITS[unit])
-
-
-def format_gb(n_bytes: float) -> str:
-    """``n_bytes`` as GB with 3 significant digits, e.g. ``'12.3 GB'``, and no exponent
-    for large amounts (``'50,900 GB'``, not ``'5.09e+04 GB'``)."""
-    gb = float(f"{n_bytes / 1e9:.3g}")
-    return f"{gb:,.0f} GB" if gb >= 1000 else f"{gb:.3g} GB"
 
 
 def _proc_status_kb(field: str, pid: int | str = "self") -> int | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics import DEFAULT_SMOOTHING_EPSILON, smoothed_log_proba
+from ..numbers import format_gb
 from ..stats import (Interval, McNemar, bootstrap_median_ratio, mcnemar_exact,
                     paired_bootstrap_error_difference, paired_bootstrap_perplexity_ratio)
 
@@ -132,7 +133,7 @@ def side_differences(pairs: list[tuple[dict, dict]]) -> tuple[list[str], list[st
             for name in names:
                 va, vb = get(a, name), get(b, name)
                 if va != vb:
-                    found.setdefault((name, _text(va), _text(vb)), []).append(a)
+                    found.setdefault((name, _text(va, name), _text(vb, name)), []).append(a)
         return found
 
     def option(record, name):
@@ -152,8 +153,13 @@ def side_differences(pairs: list[tuple[dict, dict]]) -> tuple[list[str], list[st
     return serious, other
 
 
-def _text(value) -> str:
-    return "unset" if value is None else str(value)
+def _text(value, option: str = "") -> str:
+    """A run option's value as compare prints it: memory limits as sizes (``14.1 GB``)."""
+    if value is None:
+        return "unset"
+    if option == "memory_limit" and isinstance(value, (int, float)):
+        return format_gb(value)
+    return str(value)
 
 
 def cell_statistics(cells, store_a, store_b) -> dict:
