@@ -96,3 +96,30 @@ def test_latency_vs_k_lines_join_a_method_whose_settings_change_with_k(tmp_path)
     single = [record("ova", dataset="fam-10", k=10)]
     assert dict(latency_lines(per_k + single))["ova (defaults)"][0][0] == 10  # one K: a point
     assert not latency_vs_k_plot(single, tmp_path / "none.png")  # no line of two points
+
+
+def _x_tick_label_boxes(fig, ax):
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    return [(label.get_text(), label.get_window_extent(renderer))
+            for label in ax.xaxis.get_majorticklabels() if label.get_text()]
+
+
+def test_log_tick_labels_of_a_narrow_latency_range_do_not_run_together():
+    """p50 from 0.0062 to 0.0108 ms is a log axis with a tick at every digit; beside a wide
+    legend, 0.007, 0.008 and 0.009 ran into each other ("0.0070.0080.009"). Labels keep a
+    gap of at least 6 pixels, 0.01 stays labelled, and the unlabelled ticks keep their grid
+    lines as minor ticks."""
+    params = {"a_fairly_long_parameter": 0.123456, "another_parameter": "auto", "depth": 12}
+    records = [record(f"label_embedding_tree-variant-{i}", params=params, top1=0.1 + i / 100,
+                      p50_ms=p50) for i, p50 in enumerate([0.0062, 0.0071, 0.0085, 0.0108])]
+    fig, ax = metric_figure(records, "p50", "top1_error")
+    assert ax.get_xscale() == "log"
+    boxes = _x_tick_label_boxes(fig, ax)
+    texts = [text for text, _ in boxes]
+    assert "0.01" in texts and len(texts) >= 3, texts
+    crowded = [(a, b) for i, (a, box_a) in enumerate(boxes)
+               for b, box_b in boxes[i + 1:] if box_a.padded(3).overlaps(box_b.padded(3))]
+    assert not crowded, crowded
+    unlabelled = {f"{loc:g}" for loc in ax.xaxis.get_minorticklocs()}
+    assert {"0.007", "0.008", "0.009"} <= set(texts) | unlabelled

@@ -76,3 +76,41 @@ def apply_scale(ax, which: str, low: float, high: float, spans_decades: bool = T
     else:
         axis.set_major_formatter(ticker.ScalarFormatter(useOffset=False))
     return scale
+
+
+def thin_crowded_log_ticks(fig, ax) -> None:
+    """Unlabel the ticks of ``ax``'s log axes whose labels would overlap another's (the 7, 8
+    and 9 x 10^n of a narrow range crowd together: ``0.0070.0080.009``). Labels are kept
+    powers of ten first, then 2 and 5 x 10^n, then the others, each only where it has room;
+    an unlabelled tick keeps its grid line as a minor tick. Call it once the layout is final
+    (after ``tight_layout``): it lays the figure out to measure the labels."""
+    axes = [axis for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale()))
+            if scale == "log"]
+    if not axes:
+        return
+    import matplotlib.ticker as ticker
+
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    for axis in axes:
+        along = 0 if axis is ax.xaxis else 1
+        labels = [(label.get_position()[along], label) for label in axis.get_majorticklabels()
+                  if label.get_text()]
+        kept, boxes = [], []
+        for loc, label in sorted(labels, key=lambda pair: (_tick_rank(pair[0]), pair[0])):
+            box = label.get_window_extent(renderer).padded(0.4 * label.get_fontsize())
+            if not any(box.overlaps(other) for other in boxes):
+                kept.append(loc)
+                boxes.append(box)
+        if len(kept) < len(labels):
+            axis.set_major_locator(ticker.FixedLocator(sorted(kept)))
+            axis.set_minor_locator(ticker.FixedLocator(
+                sorted({loc for loc, _ in labels} - set(kept))))
+
+
+def _tick_rank(value: float) -> int:
+    """0 for a power of ten, 1 for 2 or 5 x 10^n, 2 for other ticks (which to label first)."""
+    if value <= 0:
+        return 2
+    mantissa = round(value / 10.0 ** math.floor(math.log10(value) + 1e-9), 6)
+    return 0 if mantissa == 1 else 1 if mantissa in (2, 5) else 2

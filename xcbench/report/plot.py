@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .aggregate import LATENCY_SPREAD_PERCENTILES, group_rows
-from .axis_scale import apply_scale
+from .axis_scale import apply_scale, thin_crowded_log_ticks
 from .columns import get_column
 from .machines import short_machine_names
 from .params import params_label, shown_params
@@ -187,7 +187,8 @@ def axis_label(column, scale: str) -> str:
 
 def label_axes(fig, ax, title: str, xlabel: str, ylabel: str, notes=()) -> None:
     """Axis labels, title, grid, the legend beside the axes and ``notes`` (lines of small
-    text under the plot; empty ones left out)."""
+    text under the plot; empty ones left out); log tick labels that would overlap are
+    thinned once the layout is final."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -199,6 +200,7 @@ def label_axes(fig, ax, title: str, xlabel: str, ylabel: str, notes=()) -> None:
         fig.text(0.01, 0.01, "\n".join(notes), fontsize=6, color="dimgrey",
                  va="bottom")
     fig.tight_layout(rect=(0, 0.03 * max(len(notes), 1), 1, 1))
+    thin_crowded_log_ticks(fig, ax)
 
 
 def save_figure(fig, path) -> None:
