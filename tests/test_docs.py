@@ -1,6 +1,7 @@
 """The docs' examples run: the worked plugin of docs/plugins.md passes every conformance
 check and `xcbench check`, and every page under docs/ is in the MkDocs nav."""
 import importlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -45,6 +46,19 @@ def test_docs_worked_plugin_passes_check_method_and_xcbench_check(tmp_path, monk
                      capsys.readouterr().out)
 
 
+def test_docs_worked_plugin_is_tunable(tmp_path, monkeypatch, fresh_plugins, capsys):
+    """Its ``search_space`` is what ``xcbench tune`` needs (the guide once left it out, and
+    tune refused the plugin): two trials run and the best parameters are written."""
+    pytest.importorskip("optuna")
+    register_plugin(load_plugin(worked_plugin_code(), tmp_path, monkeypatch), name="my_plugin")
+    out = tmp_path / "tuned"
+    assert main(["tune", "closest-centroids", "--dataset", "synthetic-small", "--trials", "2",
+                 "--out", str(out), "--in-process", "--quiet", "--no-defaults"]) == 0
+    best = json.loads((out / "best-closest-centroids.json").read_text())
+    assert set(best["params"]) == {"candidates", "temperature"}
+    assert best["param_line"] in capsys.readouterr().out
+
+
 def test_without_the_support_size_step_the_worked_plugin_fails(tmp_path, monkeypatch,
                                                                 fresh_plugins):
     """The page's point about ``support_size`` holds: the default (K) is wrong here."""
@@ -86,3 +100,22 @@ def test_readme_links_point_at_files_that_exist():
     assert links, "the README links to the docs"
     missing = [link for link in links if not (ROOT / link).exists()]
     assert not missing, f"README links to missing files: {missing}"
+
+
+def test_the_home_page_links_every_page():
+    home = (ROOT / "docs" / "index.md").read_text()
+    linked = set(re.findall(r"\]\(([^)#]+\.md)", home))
+    pages = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    missing = sorted(pages - linked - {"index.md"})
+    assert not missing, f"link these pages from docs/index.md: {missing}"
+
+
+def test_examples_import_no_private_module():
+    """A reader copies the examples: none imports a private module (``sklearn.utils._x``);
+    xcbench re-exports what a plugin needs (``xcbench.contract.constraints``)."""
+    private = re.compile(r"^\s*(?:from|import)\s+([\w.]*\._\w*)", flags=re.M)
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S):
+            found += [f"{page.relative_to(ROOT)}: {m}" for m in private.findall(block)]
+    assert not found, f"examples importing private modules: {found}"
