@@ -57,6 +57,38 @@ def test_xcbench_run_refuses_before_any_cell_runs(no_vw, tmp_path, capsys):
     assert not (out / "results.jsonl").exists()
 
 
+SUITE = """
+name = "with-vw"
+datasets = ["synthetic-small"]
+seeds = [0]
+
+[[runs]]
+methods = ["ova"]
+
+[[runs]]
+methods = ["vw-oaa"]
+"""
+
+
+def test_a_suite_is_refused_before_its_first_run_but_still_read(no_vw, tmp_path, capsys):
+    """Running: refused before the first run (whose ova needs nothing). Reading the plan (a
+    report of the suite, --dry-run) does not need the library."""
+    import tomllib
+
+    from xcbench.run.suites import parse_suite, suite_cells
+    from xcbench.run.suites.execute import execute_suite
+
+    suite = parse_suite(tomllib.loads(SUITE))
+    assert [cell.method for _, cell in suite_cells(suite)] == ["ova", "vw-oaa"]
+    with pytest.raises(MethodUnavailable, match="'vw-oaa' needs vowpalwabbit"):
+        execute_suite(suite, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE)
+    assert main(["run", "--suite", str(path), "--out", str(tmp_path / "cli")]) == 2
+    assert VW_INSTALL in capsys.readouterr().err
+
+
 def test_xcbench_tune_refuses_before_tuning(no_vw, tmp_path, capsys):
     pytest.importorskip("optuna")
     code = main(["tune", "vw-oaa", "--dataset", "synthetic-small", "--trials", "1",
@@ -77,3 +109,10 @@ def test_without_an_install_command_the_modules_pip_name_is_given():
                       requires=("no_such_module_for_xcbench.models",))
 
     assert unavailable_reason(spec).endswith("pip install no_such_module_for_xcbench")
+
+
+def test_list_methods_says_which_are_not_installed(no_vw, capsys):
+    assert main(["list", "methods"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["vw-oaa"].endswith(f"(not installed: {VW_INSTALL})")
+    assert "not installed" not in lines["ova"]

@@ -6,9 +6,9 @@ softmax and softmax on word-id datasets such as ``ptb-words`` (``fasttext-hs``,
 recall tree and one-against-all (``vw-lomtree``, ``vw-recall-tree``, ``vw-oaa``;
 ``pip install -e ".[vw]"``), and Omikuji's Parabel and Bonsai label trees
 (``omikuji-parabel``, ``omikuji-bonsai``; ``pip install -e ".[omikuji]"``). Methods are
-registered even when their library is missing (``xcbench list methods`` shows them), and
-declare it (``MethodSpec.requires``): a run or tuning naming one is then refused before any
-cell runs, with the install command.
+registered even when their library is missing (``xcbench list methods`` marks them not
+installed), and declare it (``MethodSpec.requires``): a run, suite or tuning naming one is
+then refused before any cell runs, with the install command.
 """
 import xcbench
 from xcbench import MethodSpec

@@ -9,8 +9,13 @@ def cmd_list(args) -> int:
     from ..contract.plugins import dataset_specs, method_specs, plugin_infos
 
     if args.what == "methods":
+        from ..contract.availability import install_command, missing_modules
+
         for name, spec in sorted(method_specs().items()):
-            print(f"{name:<16} {spec.family:<9} {spec.description}  [plugin {spec.plugin}]")
+            missing = missing_modules(spec)
+            note = f"  (not installed: {install_command(spec, missing)})" if missing else ""
+            print(f"{name:<16} {spec.family:<9} {spec.description}  [plugin {spec.plugin}]"
+                  + note)
         for info in plugin_infos():
             if info.resolves:
                 pattern, what = info.resolves

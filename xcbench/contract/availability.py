@@ -27,14 +27,25 @@ def module_available(name: str) -> bool:
         return False
 
 
+def missing_modules(spec) -> list[str]:
+    """The modules ``spec``'s method requires that cannot be found here."""
+    return [m for m in spec.requires if not module_available(m)]
+
+
+def install_command(spec, missing) -> str:
+    """The command that installs ``missing`` modules of ``spec``: its ``install``, else
+    ``pip install`` of their top-level packages."""
+    return spec.install or f"pip install {' '.join(m.split('.')[0] for m in missing)}"
+
+
 def unavailable_reason(spec) -> str | None:
     """Why ``spec``'s method cannot run here (its missing modules and the install command),
     or None when every module it requires is found."""
-    missing = [m for m in spec.requires if not module_available(m)]
+    missing = missing_modules(spec)
     if not missing:
         return None
-    install = spec.install or f"pip install {' '.join(m.split('.')[0] for m in missing)}"
-    return (f"{spec.name!r} needs {', '.join(missing)}, which is not installed: {install}")
+    return (f"{spec.name!r} needs {', '.join(missing)}, which is not installed: "
+            f"{install_command(spec, missing)}")
 
 
 def check_available(specs) -> None:

@@ -106,13 +106,15 @@ def _dedupe(values: list) -> list:
     return list(first.values())
 
 
-def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cell]:
+def expand_plan(methods, datasets, seeds=(0,), param_overrides=None,
+                require_installed: bool = True) -> list[Cell]:
     """All cells: for each method its param grid (overrides replace grid entries), x datasets x seeds.
 
     ``param_overrides`` maps method name to {param: [values]}. Unknown methods or parameters
-    raise KeyError/ValueError listing what is valid; a method whose optional library is not
-    installed, MethodUnavailable (a ValueError) with its install command. Equal values (``1``
-    and ``1.0``) give one cell.
+    raise KeyError/ValueError listing what is valid; with ``require_installed``, a method
+    whose optional library is not installed raises MethodUnavailable (a ValueError) with its
+    install command (a plan that is only read, as a suite's report reads it, passes False).
+    Equal values (``1`` and ``1.0``) give one cell.
     """
     from ..contract.plugins import get_method_spec
 
@@ -120,7 +122,8 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None) -> list[Cel
 
     param_overrides = param_overrides or {}
     specs = {name: get_method_spec(name) for name in dict.fromkeys(methods)}
-    check_available(specs.values())  # a missing optional library: refused before any cell
+    if require_installed:  # a missing optional library: refused before any cell runs
+        check_available(specs.values())
     unknown = sorted(set(param_overrides) - set(methods))
     if unknown:
         from ..suggest import did_you_mean

@@ -9,15 +9,20 @@ from .spec import Suite
 
 def execute_suite(suite: Suite, out=None, *, progress=True, command=None, say=print,
                   option_overrides=None, reuse_from=(), **plan_kwargs):
-    """Run every run of ``suite`` (checked in full first: ``suite_cells``) into ``out``
+    """Run every run of ``suite`` (checked in full first: ``suite_cells``, and every method's
+    optional library: ``MethodUnavailable`` before any run) into ``out``
     (default: the suite's own ``out``, else ``xcbench-results``); return one PlanOutcome
     holding the records of all runs. ``option_overrides`` (e.g. ``{"isolate": False}``)
     apply to every run's RunOptions; ``reuse_from`` folders are lent from after the suite's
     own ``reuse_from``; ``plan_kwargs`` go to ``execute_plan`` (``resume``, ``data_dir``,
     ``executor``, ...)."""
+    from ...contract.availability import check_available
+    from ...contract.plugins import get_method_spec
     from ..runner import PlanOutcome, execute_plan
 
     suite_cells(suite)  # every run's methods, parameters and options, before any work
+    check_available(get_method_spec(m) for m in dict.fromkeys(
+        m for run in suite.runs for m in run.methods))  # and their libraries
     out = out or suite.out or "xcbench-results"
     total = PlanOutcome([], [])
     started = time.monotonic()

@@ -44,10 +44,13 @@ class SuiteRun:
 
     def cells(self) -> list:
         """The plan's cells (``xcbench.run.plan.expand_plan``): unknown methods or parameters
-        raise ValueError/KeyError naming them."""
+        raise ValueError/KeyError naming them. Methods whose library is not installed are
+        planned (a report or ``--dry-run`` reads the plan); running them is refused
+        (``execute_suite``)."""
         from ..plan import expand_plan
 
-        return expand_plan(self.methods, self.datasets, self.seeds, self.params)
+        return expand_plan(self.methods, self.datasets, self.seeds, self.params,
+                           require_installed=False)
 
 
 @dataclass(frozen=True)
