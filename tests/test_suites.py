@@ -97,6 +97,13 @@ def test_only_keeps_the_named_methods_and_datasets():
         suite.only("sofmax")
 
 
+def test_a_timeout_may_be_a_duration():
+    suite = _suite("datasets = ['synthetic-small']\noptions = { timeout = '1h30m' }\n"
+                   "[[runs]]\nmethods = ['ova']\n[[runs]]\nmethods = ['softmax']\n"
+                   "options = { timeout = 600 }")
+    assert [run.options["timeout"] for run in suite.runs] == [5400, 600]
+
+
 @pytest.mark.parametrize("text,message", [
     ("[[runs]]\nmethod = ['ova']\ndatasets = ['letter']",
      r"unknown key\(s\) 'method' \(did you mean 'methods'"),
@@ -110,6 +117,8 @@ def test_only_keeps_the_named_methods_and_datasets():
      "did you mean 'threads'"),
     ("datasets = ['synthetic-small']\noptions = { memory_limit = 'lots' }\n[[runs]]\nmethods = ['ova']",
      "memory size 'lots' not understood"),
+    ("datasets = ['synthetic-small']\noptions = { timeout = '10x' }\n[[runs]]\nmethods = ['ova']",
+     r"\[options\]: '10x' is not a duration"),
     ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['st']\n[runs.params.st]\n'k+depth' = [[4]]",
      r"params.st.k\+depth: each value must be a list of 2 values"),
     ("datasets = ['synthetic-small']\n[[runs]]\nmethods = ['st']\n[runs.params.ova]\nC = [1]",

@@ -1,9 +1,12 @@
 """What several subcommands share: the default results folder, the common options, the
-comma-separated list syntax, durations, and the parser that hints at misspelt options."""
+comma-separated list syntax, durations as option values (``duration``, over
+``xcbench.run.durations.parse_duration``, which suites use too), and the parser that hints
+at misspelt options."""
 from __future__ import annotations
 
 import argparse
-import re
+
+from ..run.durations import parse_duration
 
 DEFAULT_OUT = "xcbench-results"
 
@@ -38,27 +41,6 @@ def add_common(p, out=True, data=True):
     if data:
         p.add_argument("--data-dir", default=None,
                        help="data directory (default: $XCBENCH_DATA_DIR or the user cache)")
-
-
-_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text) -> float:
-    """Seconds of ``90``, ``90s``, ``30m``, ``1.5h`` or ``1h30m`` (a number alone is
-    seconds); ValueError for anything else, zero or negative."""
-    shown = str(text).strip()
-    lowered = shown.lower()
-    if re.fullmatch(r"\d+(\.\d+)?", lowered):
-        seconds = float(lowered)
-    else:
-        parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", lowered)
-        if not parts or "".join(n + u for n, u in parts) != lowered:
-            raise ValueError(f"{shown!r} is not a duration: write e.g. 600, 90s, 30m, 2h or "
-                             "1h30m")
-        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise ValueError(f"duration {shown!r} must be positive")
-    return seconds
 
 
 def duration(text) -> float:

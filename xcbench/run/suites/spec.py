@@ -305,7 +305,8 @@ def _grid(table, where) -> dict:
 
 def _options(table, where) -> dict:
     """Run option values checked as ``RunOptions`` checks them; ``memory_limit`` may be a
-    size such as ``"4G"``."""
+    size such as ``"4G"``, ``timeout`` a duration such as ``"15m"``."""
+    from ..durations import parse_duration
     from ..memory import parse_size
     from ..options import RunOptions
 
@@ -314,6 +315,8 @@ def _options(table, where) -> dict:
     try:
         if options.get("memory_limit") is not None:
             options["memory_limit"] = parse_size(options["memory_limit"])
+        if isinstance(options.get("timeout"), str):
+            options["timeout"] = parse_duration(options["timeout"])
         RunOptions(**options)
     except (TypeError, ValueError) as exc:
         message = str(exc)
