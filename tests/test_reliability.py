@@ -420,7 +420,7 @@ def test_raw_outputs_recompute_the_metrics(tmp_path, fresh_plugins, capsys):
     register("walker", Walker)
     [record] = run_plan(["walker"], ["synthetic-small"], out=tmp_path, options=INLINE,
                         progress=False)
-    raw = np.load(tmp_path / record["raw"])
+    raw = ResultStore(tmp_path).load_raw(record)
     assert raw["labels"].shape == (500, 5) and raw["log_p"].shape == (500,)
     assert raw["path_cost"].shape == (500,)
     tampered = {**record, "metrics": {**record["metrics"], "top1_error": 0.0},

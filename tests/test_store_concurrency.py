@@ -70,8 +70,10 @@ def test_concurrent_resume_runs_with_random_kills_store_each_cell_once(tmp_path)
     assert all(r["status"] == "ok" for r in records), (
         [(r["key"], r["status"], str(r.get("error"))[:500]) for r in records], said)
     assert not _leftovers(out), said
-    raw = sorted(p.name for p in (out / "raw").iterdir())
-    assert raw == sorted(f"{k}.npz" for k in keys), said
+    raw = sorted(p.name for p in (out / "raw").iterdir()
+                 if not p.name.startswith("testlabels-"))
+    assert raw == sorted(f"{k}{suffix}" for k in keys
+                         for suffix in (".compact.npz", ".topk.npz")), said
 
 
 def _dead_pid() -> int:
@@ -138,6 +140,10 @@ def test_a_finished_run_removes_the_claims_a_killed_run_left(tmp_path):
     assert not claims.folder.exists()
 
 
+#: the smallest raw outputs a cell gives: top-k labels and test labels
+RAW = {"labels": np.array([[0, 1], [1, 0]]), "y": np.array([1, 1])}
+
+
 def test_unique_raw_temporary_names(tmp_path, monkeypatch):
     """Two writers of one key never share a temporary name (the rename that lost a cell)."""
     store = ResultStore(tmp_path)
@@ -150,9 +156,12 @@ def test_unique_raw_temporary_names(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store_results.os, "replace", spy)
     for _ in range(2):
-        store.save_raw("83ee", {"a": np.arange(3)})
-    assert len(set(seen)) == 2 and all(".tmp" in name for name in seen)
-    assert [p.name for p in (tmp_path / "raw").iterdir()] == ["83ee.npz"]
+        store.save_raw("83ee", RAW)
+    # the shared test labels once, the top-k and compact files twice
+    assert len(seen) == 5 and len(set(seen)) == 5 and all(".tmp" in name for name in seen)
+    assert sorted(p.name for p in (tmp_path / "raw").iterdir()
+                  if not p.name.startswith("testlabels-")) == ["83ee.compact.npz",
+                                                               "83ee.topk.npz"]
 
 
 @pytest.mark.parametrize("fault", ["short", "enospc"])
@@ -195,7 +204,7 @@ def test_a_full_disk_while_writing_raw_outputs_leaves_no_temporary_file(tmp_path
 
     monkeypatch.setattr(store_results.np, "savez_compressed", full)
     with pytest.raises(StoreWriteError, match="disk is full"):
-        store.save_raw("k1", {"a": np.arange(3)})
+        store.save_raw("k1", RAW)
     assert list((tmp_path / "raw").iterdir()) == []
 
 

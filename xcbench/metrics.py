@@ -59,15 +59,37 @@ def smoothed_perplexity(log_p, support_size, n_classes: int,
     return float(np.exp(-smoothed_log_proba(log_p, support_size, n_classes, epsilon).mean()))
 
 
+def true_label_rank(labels, y) -> np.ndarray:
+    """Per row, the position of the true label among the predicted labels (its first
+    match), or the number of predicted labels when it is not among them; the smallest
+    unsigned type that holds them."""
+    labels = np.asarray(labels)
+    match = labels == np.asarray(y)[:, None]
+    rank = np.where(match.any(axis=1), match.argmax(axis=1), labels.shape[1])
+    return rank.astype(np.uint8 if labels.shape[1] < 256 else np.uint32)
+
+
 def quality_metrics(labels, y, log_p=None, support_size=None, n_classes=None,
                     ks=(1, 5), epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> dict:
     """All quality metrics of one run as a flat dict (errors and coverage as fractions)."""
+    return rank_quality_metrics(true_label_rank(labels, y), labels.shape[1], log_p,
+                                support_size, n_classes, ks, epsilon)
+
+
+def rank_quality_metrics(rank, n_predicted: int, log_p=None, support_size=None,
+                         n_classes=None, ks=(1, 5),
+                         epsilon: float = DEFAULT_SMOOTHING_EPSILON) -> dict:
+    """:func:`quality_metrics` from each row's true-label rank (:func:`true_label_rank`)
+    among ``n_predicted`` predicted labels: what the raw outputs keep of the labels."""
     out = {}
+    rank = np.asarray(rank)
     for k in ks:
-        if labels.shape[1] >= k:
-            out[f"top{k}_error"] = topk_error(labels, y, k)
-            out[f"P@{k}"] = precision_at_k(labels, y, k)
+        if n_predicted >= k:
+            hits = rank < k
+            out[f"top{k}_error"] = float(1.0 - hits.mean())
+            out[f"P@{k}"] = float(hits.mean() / k)
     if log_p is not None:
+        log_p = np.asarray(log_p, dtype=np.float64)  # a compact raw file keeps float32
         ppl, coverage = perplexity_with_coverage(log_p)
         out["perplexity"] = ppl
         out["coverage"] = coverage

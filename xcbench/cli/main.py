@@ -6,7 +6,7 @@ import sys
 import warnings
 
 from ..store import compare, export
-from . import check, describe, listing, plot, report, run, tune
+from . import check, compact, describe, listing, plot, report, run, tune
 from .common import HintingParser, add_common
 from .exit_codes import EXIT_CODES, EXIT_INTERRUPTED, EXIT_NOT_STORED, EXIT_USAGE
 
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(sub, add_common)
     check.add_parser(sub, add_common)
     tune.add_parser(sub)
+    compact.add_parser(sub)
     return parser
 
 

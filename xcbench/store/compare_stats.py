@@ -20,21 +20,19 @@ OTHER_OPTIONS = ("timeout", "memory_limit")
 
 
 def ok_raw(store, record: dict) -> dict | None:
-    """The raw outputs an ``ok`` record kept in ``store``; None when it is not ok or kept
-    none."""
+    """The raw outputs an ``ok`` record kept in ``store``; None when it is not ok, kept
+    none, or its raw file is damaged (then with a warning naming the file and record)."""
     if not record or record.get("status") != "ok":
         return None
-    return store.load_raw(record)
+    return store.load_raw_or_warn(record, "its paired tests are left out (n/a)")
 
 
 def correct_rows(record: dict, raw: dict | None) -> tuple[np.ndarray, np.ndarray] | None:
     """(whether each test row's top-1 label is right, the true labels) from a record's raw
     outputs; None without them."""
-    if not raw or "labels" not in raw or "y" not in raw:
+    if not raw or "true_rank" not in raw or "y" not in raw:
         return None
-    labels, y = np.asarray(raw["labels"]), np.asarray(raw["y"])
-    top1 = labels[:, 0] if labels.ndim == 2 else labels
-    return top1 == y, y
+    return np.asarray(raw["true_rank"]) == 0, np.asarray(raw["y"])
 
 
 def log_p_rows(record: dict, raw: dict | None) -> tuple[np.ndarray, np.ndarray] | None:

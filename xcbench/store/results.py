@@ -17,15 +17,16 @@ import json
 import os
 import tempfile
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from . import raw_format
 from .identity import KEYED_OPTIONS, newest_per_measurement  # noqa: F401 - re-exported
 # a record's own names, importable from the store as before
 from .records import (SCHEMA_VERSION, STATUSES, build_record, effective_params,  # noqa: F401
                       encode_record, environment, run_key)
+from .raw_format import RawFileError  # noqa: F401 - re-exported
 from .temporaries import remove_stale_temporaries, temporary_prefix
 
 #: schema versions this code reads; version 1 records have no ``path_cost``, ``memory`` or
@@ -39,10 +40,6 @@ LOCK_FILE = ".results.lock"
 RETIRED_FILE = "retired.jsonl"  # records moved out of a store by ResultStore.retire
 #: errno values that mean the disk (or the file size limit) is full
 FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-
-
-class RawFileError(ValueError):
-    """A raw outputs file (``raw/<key>.npz``) exists but cannot be read; names the file."""
 
 
 class StoreWriteError(OSError):
@@ -175,31 +172,51 @@ class ResultStore:
             return len(move)
 
     def raw_path(self, key: str) -> Path:
-        """Where the raw outputs of record ``key`` are kept."""
-        return self.raw_dir / f"{key}.npz"
+        """Where the raw outputs of record ``key`` are written (the compact format of
+        :mod:`xcbench.store.raw_format`)."""
+        return self.raw_dir / f"{key}{raw_format.COMPACT_SUFFIX}"
 
     def save_raw(self, key: str, arrays: dict) -> str:
-        """Write ``arrays`` to ``raw/<key>.npz`` (atomically); return the path relative to
-        the store's folder, as recorded in the record's ``raw`` field."""
-        return self._write_raw(key, lambda f: np.savez_compressed(
-            f, **{k: v for k, v in arrays.items() if v is not None}))
+        """Write ``arrays`` (a cell's raw outputs) in the compact format, each file
+        atomically: the test labels to their shared file unless it exists, the top-k labels,
+        then ``raw/<key>.compact.npz`` last (a record's raw outputs exist once it does);
+        return its path relative to the store's folder, as recorded in the record's ``raw``
+        field."""
+        files = raw_format.compact_files(arrays)
+        compact, topk = files.pop(raw_format.COMPACT_SUFFIX), files.pop(raw_format.TOPK_SUFFIX)
+        for name, shared in files.items():
+            if not (self.raw_dir / name).exists():
+                self._write_raw(name, lambda f, shared=shared: np.savez_compressed(f, **shared))
+        self._write_raw(f"{key}{raw_format.TOPK_SUFFIX}",
+                        lambda f: np.savez_compressed(f, **topk))
+        return self._write_raw(self.raw_path(key).name,
+                               lambda f: np.savez_compressed(f, **compact))
 
     def adopt(self, record: dict, source: "ResultStore") -> dict:
         """``record`` of store ``source`` as this store keeps it: its raw outputs copied
-        (atomically) into this store's ``raw/``. The record is returned, not appended."""
+        (atomically, with the test labels they share) into this store's ``raw/``. The
+        record is returned, not appended."""
         record = dict(record)
-        origin = source.path.parent / record["raw"] if record.get("raw") else None
-        record["raw"] = (self._write_raw(record["key"], lambda f: f.write(origin.read_bytes()))
-                         if origin is not None and origin.is_file() else None)
+        origin = source.raw_file(record)
+        copied = None
+        if origin is not None:
+            for name in raw_format.files_of(origin):
+                if name.startswith(raw_format.TEST_LABELS_PREFIX) and \
+                        (self.raw_dir / name).exists():
+                    continue
+                data = (origin.parent / name).read_bytes()
+                written = self._write_raw(name, lambda f, data=data: f.write(data))
+                copied = written if name == origin.name else copied
+        record["raw"] = copied
         return record
 
-    def _write_raw(self, key: str, write) -> str:
-        """``raw/<key>.npz`` written by ``write(binary file)``, atomically; its path relative
+    def _write_raw(self, name: str, write) -> str:
+        """``raw/<name>`` written by ``write(binary file)``, atomically; its path relative
         to the store's folder. StoreWriteError if the disk refuses."""
         self.raw_dir.mkdir(parents=True, exist_ok=True)
-        target = self.raw_path(key)
+        target = self.raw_dir / name
         try:
-            _replace_atomically(target, write, prefix=temporary_prefix(key),
+            _replace_atomically(target, write, prefix=temporary_prefix(name.split(".")[0]),
                                 suffix=".tmp.npz")
         except OSError as exc:
             raise StoreWriteError(exc.errno, f"{target}: the raw outputs were not stored: "
@@ -214,20 +231,33 @@ class ResultStore:
         return (remove_stale_temporaries(self.raw_dir)
                 + remove_stale_temporaries(self.path.parent))
 
-    def load_raw(self, record: dict) -> dict | None:
-        """The raw outputs of ``record`` as {name: array}, or None if it has none."""
+    def raw_file(self, record: dict) -> Path | None:
+        """The file holding ``record``'s raw outputs: its compact file when there is one
+        (written by a run, or by ``xcbench compact`` from the old file the record names),
+        else the file the record names; None when it has none."""
         if not record.get("raw"):
             return None
-        path = self.path.parent / record["raw"]
-        if not path.exists():
-            return None
+        compact = self.raw_path(record["key"])
+        if compact.exists():
+            return compact
+        named = self.path.parent / record["raw"]
+        return named if named.exists() else None
+
+    def load_raw(self, record: dict) -> dict | None:
+        """The raw outputs of ``record`` as {name: array} (either format, see
+        :func:`~xcbench.store.raw_format.read_raw`), or None if it has none. RawFileError
+        naming the file and the record when a file is damaged."""
+        path = self.raw_file(record)
+        return None if path is None else raw_format.read_raw(path, record.get("key"))
+
+    def load_raw_or_warn(self, record: dict, consequence: str) -> dict | None:
+        """:meth:`load_raw`, but a damaged file gives a warning naming it, its record and
+        ``consequence`` (what is left out), and None."""
         try:
-            with np.load(path) as data:
-                return {k: data[k] for k in data.files}
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise RawFileError(f"{path}: the raw outputs of record {record.get('key')} cannot "
-                               f"be read ({type(exc).__name__}: {exc}); the file is truncated "
-                               "or corrupt") from exc
+            return self.load_raw(record)
+        except RawFileError as exc:
+            warnings.warn(f"{exc}: {consequence}", stacklevel=2)
+            return None
 
     def keys(self) -> set[str]:
         """Keys of every stored record (any status)."""
