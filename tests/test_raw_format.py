@@ -181,3 +181,18 @@ def test_smallest_int_holds_the_values_and_refuses_fractions():
 def smallest(values):
     return raw_format.smallest_int(values).dtype
 
+
+
+@pytest.mark.parametrize("old_format", [False, True])
+def test_adopt_copies_the_raw_outputs_with_their_shared_test_labels(tmp_path, old_format):
+    """``run --reuse-from`` copies a record's raw files: the compact files and the test
+    labels they share (else the copy could not be read), or an old file as it is."""
+    source, target, arrays = ResultStore(tmp_path / "a"), ResultStore(tmp_path / "b"), \
+        cell_outputs()
+    record = (write_old_format(source, "k1", arrays) if old_format
+              else {**record_of("k1", ""), "raw": source.save_raw("k1", arrays)})
+    copied = target.adopt(record, source)
+    assert copied["raw"] == record["raw"]
+    before, after = source.load_raw(record), target.load_raw(copied)
+    assert before.keys() == after.keys()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
