@@ -73,8 +73,14 @@ def test_records_on_the_same_test_rows_share_one_test_labels_file(tmp_path):
     store.save_raw("k1", cell_outputs(seed=1))
     store.save_raw("k2", {**cell_outputs(seed=2), "y": cell_outputs(seed=1)["y"]})
     store.save_raw("k3", cell_outputs(seed=3))
-    shared = sorted(p.name for p in store.raw_dir.glob("testlabels-*"))
+    shared = sorted(store.raw_dir.glob("testlabels-*"))
     assert len(shared) == 2
+    shared[0].write_bytes(b"damaged")  # a later run writes a damaged shared file again
+    store.save_raw("k4", {**cell_outputs(seed=4), "y": np.load(shared[1])["y"]})
+    store.save_raw("k5", {**cell_outputs(seed=5), "y": cell_outputs(seed=1)["y"]})
+    store.save_raw("k6", {**cell_outputs(seed=6), "y": cell_outputs(seed=3)["y"]})
+    assert all(store.load_raw(record_of(k, f"{k}.compact.npz")) is not None
+               for k in ("k1", "k2", "k3", "k4", "k5", "k6"))
 
 
 def test_the_compact_files_without_the_topk_file_still_give_the_metrics(tmp_path):

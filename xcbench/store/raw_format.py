@@ -157,6 +157,15 @@ def read_raw(path: Path, key=None) -> dict:
     return {**arrays, "y": y}
 
 
+def shared_labels_intact(path: Path, checksum: str) -> bool:
+    """Whether the test labels file ``path`` can be read and matches ``checksum``."""
+    try:
+        y = _load(path, None).get("y")
+    except RawFileError:
+        return False
+    return y is not None and labels_checksum(y) == checksum
+
+
 def same_outputs(old: dict, new: dict) -> str | None:
     """Why the outputs read from compact files (``new``) differ from those read from an
     old file (``old``), or None when they hold the same values: integers exactly,

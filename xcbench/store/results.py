@@ -178,14 +178,16 @@ class ResultStore:
 
     def save_raw(self, key: str, arrays: dict) -> str:
         """Write ``arrays`` (a cell's raw outputs) in the compact format, each file
-        atomically: the test labels to their shared file unless it exists, the top-k labels,
+        atomically: the test labels to their shared file unless it is there intact (a
+        damaged one is written again), the top-k labels,
         then ``raw/<key>.compact.npz`` last (a record's raw outputs exist once it does);
         return its path relative to the store's folder, as recorded in the record's ``raw``
         field."""
         files = raw_format.compact_files(arrays)
         compact, topk = files.pop(raw_format.COMPACT_SUFFIX), files.pop(raw_format.TOPK_SUFFIX)
+        checksum = str(compact["y_checksum"])
         for name, shared in files.items():
-            if not (self.raw_dir / name).exists():
+            if not raw_format.shared_labels_intact(self.raw_dir / name, checksum):
                 self._write_raw(name, lambda f, shared=shared: np.savez_compressed(f, **shared))
         self._write_raw(f"{key}{raw_format.TOPK_SUFFIX}",
                         lambda f: np.savez_compressed(f, **topk))
