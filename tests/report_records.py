@@ -13,7 +13,8 @@ def record(method, dataset="d", params=None, seed=0, top1=0.25, p50_ms=0.05, cpu
             "dataset_stats": {"n_classes": k}, "environment": env,
             "metrics": {"top1_error": top1, "top5_error": top1 / 2, "coverage": 1.0,
                         "perplexity": 3.0},
-            "summary": {"latency_p50_ms": p50_ms, "fit_seconds": 1.23456},
+            "summary": {"latency_p50_ms": p50_ms, "fit_seconds": 1.23456,
+                        "compile_seconds": 0.5, "fit_wall_seconds": 1.73456},
             "memory": {"model_pickle_bytes": 123456},
             "timings": {"latency_seconds": latencies or []},
             "path_cost": None if path_cost is None else {"mean": path_cost}, **extra}

@@ -45,7 +45,7 @@ def test_report_lists_passed_checks_and_what_could_not_be_checked():
     assert f"pass  check_log_proba: {NO_PROBABILITY_MODEL}" in text
     assert "skip  check_clone" in text
     assert text.splitlines()[-1] == \
-        "Centroids: 16 of 16 checks run passed (5 with nothing to check), 1 skipped"
+        "Centroids: 17 of 17 checks run passed (5 with nothing to check), 1 skipped"
 
 
 def test_every_check_says_what_it_checks():
@@ -80,7 +80,7 @@ def test_check_command_prints_each_check_and_exits_by_outcome(capsys, fresh_plug
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("pass  check_fit_predict_dense: fit and predict_topk on dense")
     assert "skip  check_deterministic" in out
-    assert out[-1] == ("centroids(scale=0.5): 16 of 16 checks run passed "
+    assert out[-1] == ("centroids(scale=0.5): 17 of 17 checks run passed "
                        "(5 with nothing to check), 1 skipped")
     assert main(["check", "forgetful"]) == EXIT_CELL_FAILED
     out = capsys.readouterr().out
@@ -151,3 +151,42 @@ def test_a_check_that_raises_any_error_is_a_fail_and_the_rest_run(cls, error, ca
     assert any(error in text for text in report.failed.values()), report.failed
     with pytest.raises(AssertionError, match="failed for"):
         run_checks(cls)  # the first failure names its check, whatever it raised
+
+
+# --- issue 61 item 12: the tolerance of a probability sum is 1e-3, not more ------------
+
+class SumsTo(NearestMean):
+    """NearestMean's probabilities times ``total``."""
+
+    def __init__(self, scale=1.0, total=1.0):
+        super().__init__(scale)
+        self.total = total
+
+    def log_proba(self, X, y):
+        import numpy as np
+
+        return np.minimum(super().log_proba(X, y) + np.log(self.total), 0.0)
+
+
+@pytest.mark.parametrize("total, fails", [(1.01, True), (0.99, True), (1.0005, False),
+                                          (0.9995, False)])
+def test_probabilities_one_percent_off_fail_and_within_1e_3_pass(total, fails):
+    """A tolerance of 0.5 instead of 1e-3 passed a method whose probabilities sum to 1.01."""
+    from xcbench.testing import Subject, check_log_proba_sums_to_one
+
+    subject = Subject(SumsTo, {"total": total})
+    if fails:
+        with pytest.raises(AssertionError, match=f"sum to {total:.6g} on row"):
+            check_log_proba_sums_to_one(subject)
+    else:
+        check_log_proba_sums_to_one(subject)
+
+
+def test_the_runners_top_k_check_refuses_a_sum_just_over_the_tolerance():
+    import numpy as np
+
+    from xcbench.contract.validate import check_topk_log_p
+
+    check_topk_log_p(np.log([[0.6, 0.4009, 1e-300]]))  # 1.0009: float rounding of a model
+    with pytest.raises(ValueError, match="summing to 1.005 > 1"):
+        check_topk_log_p(np.log([[0.6, 0.405, 1e-300]]))

@@ -150,7 +150,7 @@ def test_progress_line_shows_effective_parameter_values():
         f"st alpha=0.1, k=7, depth={defaults['depth']}, n_iter=")
     softmax = method_defaults(get_method_spec("softmax"))
     shown = ", ".join(f"{k}={value_text(softmax[k])}" for k in ("C", "max_iter", "tol", "solver",
-                                                               "temperature"))
+                                                               "temperature", "max_seconds"))
     assert one_line(_record("softmax", {}, "error")) == (
         f"softmax {shown} on synthetic-small seed 1: ERROR Boom: bad")
 

@@ -22,7 +22,8 @@ def record(method, params, dataset="letter", seed=0, *, error=0.2, p50=0.1, fit=
             "seed": seed, "status": status, "started_at": started,
             "error": None if status == "ok" else "RuntimeError: boom\ntraceback",
             "metrics": {"top1_error": error, "P@1": 1 - error} if status == "ok" else None,
-            "summary": {"latency_p50_ms": p50, "fit_seconds": fit} if status == "ok" else None,
+            "summary": {"latency_p50_ms": p50, "fit_seconds": fit, "compile_seconds": 0.0,
+                        "fit_wall_seconds": fit} if status == "ok" else None,
             "stats": {"n_params": 10}, "timings": {"latency_seconds": [0.1, 0.2]},
             "environment": {"xcbench": version, "cpu": "Test CPU", "cpu_count": 2,
                             "git_commit": "abcdef123456"}}

@@ -118,7 +118,7 @@ def test_a_repeated_list_option_adds_to_the_list():
                               "--seeds", "1", "--seeds", "2", "--dataset", "letter"])
     assert (args.methods, args.seeds, args.dataset) == ("ova,softmax,st", "1,2", "letter")
     args = parser.parse_args(["run"])  # no option: the defaults, untouched
-    assert args.methods == args.defaults["methods"] and args.seeds == "0"
+    assert args.methods is None and args.seeds is None  # not given: `run` fills defaults
     args = parser.parse_args(["tune", "--methods", "st", "--methods", "ova",
                               "--dataset", "letter"])
     assert args.methods_option == "st,ova"

@@ -117,9 +117,9 @@ def test_read_only_checks_share_one_fit():
     FITS.clear()
     for name, check in method_checks(Counted):
         check()
-    # the shared fit + own fits: float32, sparse, absent classes, deterministic, and the
-    # three refused by check_bad_input
-    assert len(FITS) == 8
+    # the shared fit + own fits: float32, sparse, absent classes, deterministic, the
+    # three refused by check_bad_input, and dense and sparse in check_inputs_unchanged
+    assert len(FITS) == 10
 
 
 class CountsCalls(NearestMean):
@@ -210,3 +210,53 @@ def test_parametrize_with_checks_ids_and_expected_failures():
 @parametrize_with_checks([NearestMean])
 def test_parametrized_checks_run_one_test_per_check(check):
     check()
+
+
+# ---- issue 61: a method that writes into its inputs ---------------------------------------
+
+def _scribble(a):
+    """Write into a dense array or a CSR matrix's values, in place."""
+    (a.data if sp.issparse(a) else a)[:1] += 1
+
+
+class WritesInto(NearestMean):
+    """Writes into one argument of one call: ``where`` = (call, argument, "dense"|"sparse")."""
+
+    def __init__(self, scale=1.0, where=("fit", "X", "dense")):
+        super().__init__(scale)
+        self.where = where
+
+    def _maybe_write(self, call, **args):
+        name, arg, kind = self.where
+        if name == call and sp.issparse(args["X"]) == (kind == "sparse"):
+            _scribble(args[arg])
+
+    def fit(self, X, y, n_classes=None):
+        self._maybe_write("fit", X=X, y=y)
+        return super().fit(X, y, n_classes)
+
+    def predict_topk(self, X, k=1):
+        out = super().predict_topk(X, k)
+        self._maybe_write("predict_topk", X=X)
+        return out
+
+    def log_proba(self, X, y):
+        out = super().log_proba(X, y)
+        self._maybe_write("log_proba", X=X, y=y)
+        return out
+
+
+@pytest.mark.parametrize("where", [
+    ("fit", "X", "dense"), ("fit", "y", "dense"), ("fit", "X", "sparse"),
+    ("fit", "y", "sparse"), ("predict_topk", "X", "dense"), ("predict_topk", "X", "sparse"),
+    ("log_proba", "X", "dense"), ("log_proba", "y", "dense"), ("log_proba", "X", "sparse"),
+    ("log_proba", "y", "sparse")])
+def test_a_method_writing_into_an_input_fails_naming_the_call_and_argument(where):
+    from xcbench.testing import check_inputs_unchanged
+
+    call, arg, kind = where
+    shown = "sparse CSR" if kind == "sparse" else kind
+    check_inputs_unchanged(Subject(NearestMean))  # the unchanged method passes
+    with pytest.raises(AssertionError, match=rf"^{call} wrote into its argument {arg} "
+                                             rf"\({shown} X\)"):
+        check_inputs_unchanged(Subject(WritesInto, {"where": where}))

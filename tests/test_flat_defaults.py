@@ -4,19 +4,23 @@ import pytest
 import scipy.sparse as sp
 
 from xcbench_linear import OneVsAll, Softmax
-from xcbench_linear.defaults import (C_MAX, C_MIN, DEFAULT_C, TARGET, DataShape, resolve_C,
-                                     resolve_flat, row_spread)
+from xcbench_linear.defaults import (C_MAX, C_MIN, CHUNKED_MAX_ITER, DEFAULT_C, TARGET,
+                                     DataShape, resolve_C, resolve_flat, row_spread)
 
 AUTO = {"max_iter": "auto", "solver": "auto"}
 AUTO_C = {**AUTO, "C": "auto"}
 
 
-def test_iterations_are_cut_to_20_only_on_the_largest_problems():
+def test_max_iter_is_a_safety_cap_of_the_resolved_solver():
     letter = DataShape(16_000, 16_000 * 16, 26)
     ptb = DataShape(572_902, 572_902 * 150, 6_719)  # 5.8e11 values x classes per iteration
     assert resolve_flat(AUTO, letter, 100) == {"max_iter": 100, "solver": "lbfgs"}
-    assert resolve_flat(AUTO, letter, 200)["max_iter"] == 200
-    assert resolve_flat(AUTO, ptb, 100) == {"max_iter": 20, "solver": "chunked-lbfgs"}
+    assert resolve_flat({"max_iter": "auto", "solver": "lbfgs"}, letter, 200) == {
+        "max_iter": 200}
+    assert resolve_flat(AUTO, ptb, 100) == {"max_iter": CHUNKED_MAX_ITER,
+                                            "solver": "chunked-lbfgs"}
+    assert resolve_flat({"max_iter": "auto", "solver": "joint-lbfgs"}, letter, 200) == {
+        "max_iter": CHUNKED_MAX_ITER}
     assert resolve_flat({"max_iter": 7, "solver": "lbfgs"}, ptb, 100) == {}
 
 
@@ -87,7 +91,7 @@ def test_fitted_models_expose_every_resolved_auto_parameter():
     assert soft.resolved_params_ == {"C": C, "max_iter": 100, "solver": "lbfgs",
                                      "temperature": 1.0} and C == 1.0  # too few rows to hold out
     ova = OneVsAll().fit(sp.csr_matrix(X), y)
-    assert ova.resolved_params_ == {"C": C, "max_iter": 200}
+    assert ova.resolved_params_ == {"C": C, "max_iter": CHUNKED_MAX_ITER}
     assert OneVsAll().fit(0.01 * X, y).resolved_params_["C"] == C_MAX  # C x 10^4, clipped
     assert Softmax(C=1.0, max_iter=3, solver="lbfgs", temperature=1.0).fit(
         X, y).resolved_params_ == {}

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from held_out_choice import chosen_by_hand, record_held_out_rows
 from xcbench import make_method
 from xcbench.data.synthetic import make_hierarchical, make_sparse_hierarchical
 from xcbench_label_tree import defaults
@@ -15,15 +16,20 @@ def _dense(scale=1.0):
     return data.X_train * scale, data.y_train
 
 
-def test_dense_rows_get_the_rate_the_held_out_rows_prefer():
-    X, y = _dense()
+@pytest.mark.parametrize("scale, expected", [
+    (1.0, defaults.SGD_LR),  # the other rates get fewer held-out rows right: kept
+    (10.0, defaults.SGD_LR),  # 0.3 gets 6 more of 600 rows right, 66 differ (< 16.2): kept
+    (0.1, 0.3)])  # small features: 0.3 gets 20 more of 600 rows right, 38 differ (> 12.3)
+def test_dense_rows_get_the_rate_the_held_out_rows_prefer(monkeypatch, scale, expected):
+    seen = record_held_out_rows(monkeypatch)
+    X, y = _dense(scale)
     model = make_method("label_embedding_tree", epochs=2, random_state=0).fit(X, y,
                                                                                n_classes=60)
     tried = model.lr_probe_
-    assert defaults.SGD_LR in tried and len(tried) >= 3  # the rule's rate and its neighbours
+    assert list(tried)[0] == defaults.SGD_LR and len(tried) >= 3  # the rule's, neighbours
     lr = model.resolved_params_["lr"]
-    assert lr in defaults.LR_LADDER
-    assert lr == defaults.SGD_LR or tried[lr] == max(tried.values())
+    assert len(seen) == 1 and list(seen[0]) == list(tried)
+    assert lr == chosen_by_hand(seen[0]) == expected
     assert model.stats()["lr_probe"] == {str(k): v for k, v in tried.items()}
     again = make_method("label_embedding_tree", epochs=2, random_state=0).fit(X, y,
                                                                                n_classes=60)

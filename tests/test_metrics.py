@@ -50,3 +50,26 @@ def test_path_cost_summary():
     assert path_cost_summary(None) is None
     assert path_cost_summary(np.array([])) is None
     assert path_cost_summary(np.array([1.0, 2.0, 6.0])) == {"mean": 3.0, "p50": 2.0, "max": 6.0}
+
+
+def test_a_finite_but_tiny_probability_gives_a_finite_smoothed_perplexity():
+    """exp(-800) is finite in log space; before, exp(800) overflowed to inf (stored "inf")."""
+    eps = 1e-5
+    log_p = np.array([-800.0, np.log(0.5)])
+    got = smoothed_perplexity(log_p, np.array([3, 3]), 3, eps)
+    assert np.isfinite(got)
+    assert got == pytest.approx(np.exp(-(np.log(eps) + np.log(0.5)) / 2))  # floored at eps
+
+
+def test_a_tiny_probability_is_stored_as_a_finite_smoothed_perplexity(tmp_path,
+                                                                       fresh_plugins):
+    from fault_plugins import register
+    from xcbench.run.runner import RunOptions, run_plan
+    from xcbench.store.results import ResultStore
+
+    register()
+    run_plan(["tiny"], ["synthetic-small"], out=tmp_path, progress=False,
+             options=RunOptions(latency_calls=5, timeout=60, isolate=False))
+    [stored] = ResultStore(tmp_path).records()
+    value = stored["metrics"]["perplexity_smoothed"]
+    assert isinstance(value, float) and value <= (1 + 1e-5 * 50) / 1e-5

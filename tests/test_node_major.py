@@ -63,3 +63,25 @@ def test_a_node_keeps_its_weights_sorted_by_feature():
         np.testing.assert_array_equal(value[run], W[rows[slot[run]], feature[run]])
         np.testing.assert_array_equal(skip[skip_ptr[node]:skip_ptr[node + 1]],
                                       feature[run][::node_major.SKIP])
+
+
+def test_compact_store_scores_like_its_float32_weights_in_small_types():
+    """``compact`` keeps every weight (rounded to float32) in the smallest index types,
+    and a node's children score as with those rounded weights."""
+    rng = np.random.default_rng(2)
+    W, child_ptr, edge_row, indptr, indices, data = _random_tree_rows(rng, 300, 0.1)
+    store = node_major.from_rows(indptr, indices, data, child_ptr, edge_row)
+    small = node_major.compact(store, 300)
+    assert small[1].dtype == np.uint16 and small[2].dtype == np.uint8
+    assert small[3].dtype == np.float32 and small[5].dtype == np.uint16
+    np.testing.assert_array_equal(small[3], store[3].astype(np.float32))
+    X = rng.normal(size=(3, 300)) * (rng.random((3, 300)) < 0.3)
+    Xd, xptr, xidx, xdat, dense = sorted_kernel_input(sp.csr_matrix(X))
+    for i in range(3):
+        want, got = np.zeros(4), np.zeros(4)
+        node_major.children_dot(*store, 0, Xd, xptr, xidx, xdat, i, dense, want)
+        node_major.children_dot(*small, 0, Xd, xptr, xidx, xdat, i, dense, got)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert node_major.smallest_uint(255) == np.uint8
+    assert node_major.smallest_uint(256) == np.uint16
+    assert node_major.smallest_uint(70_000) == np.int32

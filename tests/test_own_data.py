@@ -248,16 +248,20 @@ def _csv(path, header, rows):
 def test_csv_test_columns_are_matched_by_header_name(tmp_path):
     """A test CSV whose header lists the features in another order was read by position
     (silently wrong); now its columns follow the training file's, with a warning."""
-    rows = [(i % 3, float(i), float(-i)) for i in range(30)]
-    _csv(tmp_path / "train.csv", ["label", "a", "b"], rows)
-    _csv(tmp_path / "same.csv", ["label", "a", "b"], rows[:9])
-    _csv(tmp_path / "swapped.csv", ["b", "label", "a"], [(b, y, a) for y, a, b in rows[:9]])
+    rows = [(i % 3, float(i), float(-i), 100.0 + i) for i in range(30)]
+    _csv(tmp_path / "train.csv", ["label", "a", "b", "c"], rows)
+    _csv(tmp_path / "same.csv", ["label", "a", "b", "c"], rows[:9])
+    # a cyclic order of three features (c, a, b): unlike a swap of two, it is not its own
+    # inverse, so reading it through the inverse permutation gives other columns
+    _csv(tmp_path / "cycled.csv", ["c", "label", "a", "b"],
+         [(c, y, a, b) for y, a, b, c in rows[:9]])
     same = load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'same.csv'}")
     with pytest.warns(UserFileWarning, match="matched by header name"):
-        swapped = load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'swapped.csv'}")
-    assert np.array_equal(same.X_test, swapped.X_test) and same.X_test[1, 1] == -1.0
-    _csv(tmp_path / "other.csv", ["label", "a", "c"], rows[:9])
-    with pytest.raises(DataError, match=r"missing: \['b'\], not in training: \['c'\]"):
+        cycled = load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'cycled.csv'}")
+    assert same.X_test[1].tolist() == [1.0, -1.0, 101.0]  # a, b, c of the second row
+    assert np.array_equal(same.X_test, cycled.X_test)
+    _csv(tmp_path / "other.csv", ["label", "a", "b", "d"], rows[:9])
+    with pytest.raises(DataError, match=r"missing: \['c'\], not in training: \['d'\]"):
         load_dataset(f"file:{tmp_path / 'train.csv'}:{tmp_path / 'other.csv'}")
     (tmp_path / "bare.csv").write_text("0,1.0,2.0\n1,3.0,4.0\n")
     with pytest.raises(DataError, match="starts with a header line and .*bare.csv does not"):

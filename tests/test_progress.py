@@ -10,33 +10,41 @@ from xcbench.run.executors import LocalExecutor
 from xcbench.run.isolation import run_in_child
 from xcbench.run.plan import Cell
 from xcbench.contract.plugins import register_plugin
-from xcbench.run.progress import (PhaseBoard, estimate_remaining, format_eta, phase_board,
-                              report_phase)
+from xcbench.run.cell_costs import CellCosts, Guess, time_left
+from xcbench.run.progress import PhaseBoard, format_eta, phase_board, report_phase
 from xcbench.run.runner import RunOptions, execute_plan
 
 
-def test_eta_is_estimating_until_each_method_finished_a_cell():
-    assert estimate_remaining({}, ["ova", "st"]) is None
+def test_time_left_is_estimating_until_something_is_known():
+    costs = CellCosts()
+    assert time_left(costs, [("ova", "d"), ("st", "d")]) is None
     assert format_eta(None) == "ETA estimating"
-    assert estimate_remaining({}, []) == 0.0
-    # ova's cells say nothing about softmax's: estimating until a softmax cell finished
-    assert estimate_remaining({"ova": [127.0]}, ["softmax"]) is None
-    assert estimate_remaining({"ova": [127.0]}, [], running=[("softmax", 5.0)]) is None
+    assert time_left(costs, []) == Guess(0.0)
+    assert time_left(costs, [], running=[("st", "d", 5.0)]) is None
 
 
-def test_eta_uses_each_methods_mean_and_what_running_cells_have_left():
-    finished = {"ova": [10.0, 30.0], "st": [2.0]}
-    assert estimate_remaining(finished, ["ova", "st", "st"]) == pytest.approx(24.0)
-    assert estimate_remaining(finished, ["ova", "ova"], parallel=2) == pytest.approx(20.0)
-    # a running ova cell 15 s in has 5 s left; one past its mean has none
-    assert estimate_remaining(finished, ["st"], running=[("ova", 15.0)]) == pytest.approx(7.0)
-    assert estimate_remaining(finished, [], running=[("ova", 50.0)]) == 0.0
+def test_time_left_uses_each_methods_mean_and_what_running_cells_have_left():
+    costs = CellCosts()
+    for method, seconds in [("ova", 10.0), ("ova", 30.0), ("st", 2.0)]:
+        costs.finished(method, "d", seconds)
+    assert time_left(costs, [("ova", "d"), ("st", "d"), ("st", "d")]).seconds == \
+        pytest.approx(24.0)
+    assert time_left(costs, [("ova", "d")] * 2, parallel=2).seconds == pytest.approx(20.0)
+    # a running ova cell 15 s in has 5 s left
+    assert time_left(costs, [("st", "d")], running=[("ova", "d", 15.0)]).seconds == \
+        pytest.approx(7.0)
+    # one past its mean still needs a tenth of its time so far: never "ETA 0s" while it runs
+    assert time_left(costs, [], running=[("ova", "d", 50.0)]).seconds == pytest.approx(5.0)
+    # with two workers the time left is never below what the running cell needs
+    assert time_left(costs, [("st", "d")], running=[("ova", "d", 5.0)], parallel=2).seconds \
+        == pytest.approx(15.0)
     with pytest.raises(ValueError, match="parallel"):
-        estimate_remaining(finished, ["ova"], parallel=0)
+        time_left(costs, [("ova", "d")], parallel=0)
 
 
-@pytest.mark.parametrize("seconds, text", [(0, "ETA 0s"), (42.4, "ETA 42s"),
-                                           (185, "ETA 3m05s"), (3720, "ETA 1h02m")])
+@pytest.mark.parametrize("seconds, text", [(0, "ETA 0s"), (0.3, "ETA <1s"), (42.4, "ETA 42s"),
+                                           (185, "ETA 3m05s"), (3720, "ETA 1h02m"),
+                                           (Guess(185, rough=True), "ETA ~3m05s")])
 def test_eta_format(seconds, text):
     assert format_eta(seconds) == text
 

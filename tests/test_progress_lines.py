@@ -1,5 +1,5 @@
 """The progress output of a run on a fake clock: plain lines when not a terminal, the time
-left from finished cells of the same method, and the progress a fit reports."""
+left from finished cells (see also test_cell_costs.py), and the progress a fit reports."""
 import io
 import time
 
@@ -49,10 +49,11 @@ def test_plain_lines_on_a_fake_clock():
     assert err.getvalue().splitlines() == [
         "xcbench run: 0/4 done; ova 1: fitting 3 s, ETA estimating",
         "xcbench run: 0/4 done; ova 1: measuring 34 s, ETA estimating",
-        # ova's 40 s says nothing about softmax: still estimating
-        "xcbench run: 1/4 done, ETA estimating",
-        "xcbench run: 1/4 done; ova 2: fitting 39 s (pass 4/5), ETA estimating",
-        "xcbench run: 2/4 done, ETA estimating",
+        # ova's 40 s is the only time known: a rough guess for softmax's cells too (~)
+        "xcbench run: 1/4 done, ETA ~2m00s",
+        # ova 2 has 1 s left of ova's 40 s, but at least a tenth of them; 2 x 40 s softmax
+        "xcbench run: 1/4 done; ova 2: fitting 39 s (pass 4/5), ETA ~1m24s",
+        "xcbench run: 2/4 done, ETA ~1m24s",  # 2 softmax cells at ova's mean of 42 s
         "xcbench run: 3/4 done, ETA 20s",  # one softmax cell left, at softmax's 20 s
     ]
     assert out.getvalue().splitlines()[0] == "ova C=1 on d seed 0: top-1 error 10.0%"
@@ -76,12 +77,13 @@ def test_skipped_cells_leave_the_estimate():
     assert bar.eta() == "ETA 0s"
 
 
-def test_on_a_terminal_the_bar_shows_the_fit_progress():
+def test_on_a_terminal_the_bar_shows_the_time_left_then_the_fit_progress(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     stream = io.StringIO()
     bar = RunProgress(2, methods=["st", "st"], stream=stream, terminal=True)
     bar.cell_status("st on d seed 0", "st", "fitting", 42.0, "pass 3/10")
     bar.close()
-    assert "st on d seed 0: fitting 42 s (pass 3/10), ETA estimating" in stream.getvalue()
+    assert "ETA estimating; st on d seed 0: fitting 42 s (pass 3/10)" in stream.getvalue()
 
 
 def test_nobody_listening_is_a_no_op_and_a_listener_hears_each_step():

@@ -60,8 +60,16 @@ def test_code_state_of_this_checkout():
     if not (root / ".git").exists():
         pytest.skip("xcbench is not imported from a git checkout here")
     state = code_state(fresh=True)
-    assert state["commit"] == git_state(root)["commit"] and len(state["commit"]) == 40
-    assert state["dirty"] in (True, False)
+
+    def git(*args):  # asked here, not through the functions under test
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                              text=True, check=True).stdout
+
+    assert state["commit"] == git("rev-parse", "HEAD").strip()
+    changed = git("status", "--porcelain", "--untracked-files=all", "--", "xcbench",
+                  "plugins", "pyproject.toml").strip()
+    assert state["dirty"] is bool(changed)
+    assert (state["changes"] is None) is not state["dirty"]
 
 
 def test_code_state_names_plugin_distributions():

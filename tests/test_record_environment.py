@@ -1,5 +1,7 @@
 """The record's environment names the numeric path of the machine that measured it
 (xcbench.store.records.environment / numeric_path)."""
+import re
+
 import llvmlite.binding as llvm
 import threadpoolctl
 from numba.core import config
@@ -12,7 +14,7 @@ def test_environment_names_the_blas_kernels_and_the_cpu_numba_compiles_for():
     blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     name, digest = env["llvm_cpu"].split()
     assert name == (config.CPU_NAME or llvm.get_host_cpu_name())
-    assert len(digest) == 8 and int(digest, 16) >= 0  # the CPU features' digest
+    assert re.fullmatch("[0-9a-f]{8}", digest)  # the CPU features' digest
     for info in blas:  # every BLAS threadpoolctl sees, with the kernels it chose
         assert info["internal_api"] in env["blas"]
         if info.get("architecture"):
@@ -38,3 +40,22 @@ def test_an_unreadable_numeric_path_never_fails_a_record(monkeypatch):
     monkeypatch.setattr(llvm, "get_host_cpu_name", broken)
     assert records.numeric_path() == {"blas": None, "llvm_cpu": None}
     assert records.environment(2)["blas"] is None
+
+
+class _Features:
+    def __init__(self, text):
+        self.text = text
+
+    def flatten(self):
+        return self.text
+
+
+def test_the_digest_follows_the_host_cpu_features(monkeypatch):
+    """Two hosts of one CPU name with other features get other digests; the same features,
+    the same digest."""
+    monkeypatch.setattr(config, "CPU_FEATURES", None)
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: _Features("+sse2,+avx2"))
+    first = records.numeric_path()["llvm_cpu"].split()[1]
+    assert records.numeric_path()["llvm_cpu"].split()[1] == first
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: _Features("+sse2,-avx2"))
+    assert records.numeric_path()["llvm_cpu"].split()[1] != first

@@ -257,10 +257,11 @@ def test_bad_run_options_fail_when_made(options):
 def test_bad_options_on_the_command_line_fail_before_any_work(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", "--latency-calls", "0", "--out", str(out), "--quiet"]) == 2
-    assert main(["run", "--timeout", "-5", "--out", str(out), "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert "--latency-calls must be an int in the range [1, inf)" in err
-    assert "--timeout must be a float in the range (0.0, inf)" in err
+    assert "--latency-calls must be an int in the range [1, inf)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # --timeout is a duration, refused by the parser
+        main(["run", "--timeout", "-5", "--out", str(out), "--quiet"])
+    assert stop.value.code == 2
+    assert "argument --timeout: '-5' is not a duration" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -357,8 +358,8 @@ def test_run_exits_1_when_a_cell_fails_and_prints_a_summary(tmp_path, capsys, fr
             str(tmp_path), "--quiet", "--in-process", "--latency-calls", "5", "--no-report"]
     assert main(argv) == 1
     out = capsys.readouterr().out
-    assert re.search(r"^broken +\S.* synthetic-small +0 +error +RuntimeError: this method "
-                     "always fails", out, re.M)
+    assert re.search(r"^broken +\S.* synthetic-small +0 +error\n  why: RuntimeError: this "
+                     "method always fails", out, re.M)
     assert re.search(r"^prior +\S.* synthetic-small +0 +ok +[\d.]+%$", out, re.M)
     assert main(["run", "--methods", "prior", "--dataset", "synthetic-small", "--out",
                  str(tmp_path / "ok"), "--quiet", "--in-process", "--latency-calls", "5",
@@ -412,7 +413,58 @@ def test_memory_guard_refuses_and_caps(tmp_path, fresh_plugins):
     text = write_report(tmp_path, columns="all")["markdown"].read_text()
     assert "fit peak RSS (MB)" in text
     # the table of runs that did not finish names the values the run used, not `defaults`
-    assert "| greedy | decoder=a, smoothing=1 | 0 | refused |" in text
+    assert "| greedy | resolved decoder=a, smoothing=1 | 0 | refused |" in text
+
+
+class Estimates(Prior):
+    """Estimates ``megabytes`` of memory (and uses little)."""
+
+    def __init__(self, smoothing=1.0, decoder="a", megabytes=100):
+        super().__init__(smoothing, decoder)
+        self.megabytes = megabytes
+
+    def estimate_memory(self, n_samples, n_features, nnz, n_classes):
+        return self.megabytes * 2 ** 20
+
+
+def test_memory_guard_refuses_an_estimate_just_over_the_limit(tmp_path, fresh_plugins):
+    """Issue 61: only a petabyte against 0.3 GB was tested, so a guard allowing 10x its limit
+    passed. 330 MB against 300 MB is refused, 270 MB runs."""
+    register("estimates", Estimates)
+    options = RunOptions(**{**INLINE.__dict__, "memory_limit": 300 * 2 ** 20})
+    records = run_plan(["estimates"], ["synthetic-small"], out=tmp_path, options=options,
+                       progress=False, param_overrides={"estimates": {"megabytes": [330, 270]}})
+    status = {r["params"]["megabytes"]: r["status"] for r in records}
+    assert status == {330: "refused", 270: "ok"}
+    refused = next(r for r in records if r["status"] == "refused")
+    assert refused["error"].startswith("would need ~0.346 GB (limit 0.315 GB);")
+
+
+def test_the_resident_memory_watch_stops_a_cell_just_over_its_limit():
+    """The watch of a cell's resident memory (over_limits) at 1.25x and 0.8x its limit."""
+    from xcbench.run.isolation import over_limits
+    from xcbench.run.memory import rss
+
+    used = rss()
+    assert over_limits(os.getpid(), 0.0, 60.0, int(used / 1.25), 0)[0] == "error"
+    assert over_limits(os.getpid(), 0.0, 60.0, int(used / 0.8), 0) is None
+
+
+def _allocate_after_capping(limit, megabytes):
+    from xcbench.run.memory import cap_data_memory
+
+    cap_data_memory(limit)
+    block = np.ones(megabytes * 2 ** 20 // 8)  # touched: data segment and resident
+    return int(block.size)
+
+
+def test_the_data_segment_cap_refuses_an_allocation_just_over_it():
+    """The cap alone (no resident-memory watch: memory_limit None) at 1.5x and 0.5x."""
+    from xcbench.run.isolation import run_in_child
+
+    status, text = run_in_child(_allocate_after_capping, (200 * 2 ** 20, 300), 60)
+    assert status == "error" and text.startswith("MemoryError"), text
+    assert run_in_child(_allocate_after_capping, (200 * 2 ** 20, 100), 60)[0] == "ok"
 
 
 # raw outputs and --recompute --------------------------------------------------------------

@@ -55,7 +55,7 @@ def test_legend_and_failed_table_show_the_values_a_run_used():
     assert [t.get_text() for t in ax.get_legend().texts] == ["Pareto front (points outlined)",
                                                              "new (C=1, max_iter=100)"]
     failed_lines = markdown_report([ok, failed]).split("Runs that did not finish:")[1]
-    assert "| new | C=1, max_iter=100 | 1 | error | boom |" in failed_lines
+    assert "| new | resolved C=1, max_iter=100 | 1 | error | boom |" in failed_lines
     assert "defaults" not in failed_lines.split("## Columns")[0]
 
 

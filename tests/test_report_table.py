@@ -15,7 +15,7 @@ def test_default_table_is_short_with_units_and_three_digits():
     head, _, row = _table_lines(text)
     assert head == ("| method | params | seeds | top-1 error (%) | top-5 error (%) | perplexity "
                     "| coverage (%) | p50 (ms) | fit (s) | model (MB) |")
-    assert row == ("| ova | C=1 | 2 | 12.3 ± 1.5 | 6.14 ± 0.75 | 3.00 | 100 | 0.0500 | 1.23 "
+    assert row == ("| ova | set C=1 | 2 | 12.3 ± 1.5 | 6.14 ± 0.75 | 3.00 | 100 | 0.0500 | 1.23 "
                    "| 0.123 |")
 
 

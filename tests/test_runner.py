@@ -86,8 +86,8 @@ def test_timeout_and_error_are_recorded_and_reported(tmp_path, fresh_plugins):
     assert "exit code 3" in records[2]["error"]
     text = write_report(tmp_path)["markdown"].read_text()
     # a row names the values the run used (the method's defaults here): sleepy's own
-    # parameter, and "defaults" for a method without any
-    assert "| sleepy | seconds=30 | 0 | timeout |" in text
+    # parameter (resolved: the run set none), and "defaults" for a method without any
+    assert "| sleepy | resolved seconds=30 | 0 | timeout |" in text
     assert "| broken | defaults | 0 | error | RuntimeError: this method always fails |" in text
     assert "| softmax |" in text
 

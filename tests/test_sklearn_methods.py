@@ -65,7 +65,8 @@ def test_classes_absent_from_training_get_probability_zero():
     ("sklearn:sklearn.decomposition.PCA", "is a transformer, not a classifier"),
     ("sklearn:Ridge", "is a regressor, not a classifier"),
     ("sklearn:numpy.array", "not an estimator class"),
-    ("sklearn:no_such_package.Model", "cannot import module 'no_such_package'"),
+    ("sklearn:no_such_package.Model", "'no_such_package' is not a package of an installed"),
+    ("sklearn:sklearn.no_such_module.Model", "cannot import module 'sklearn.no_such_module'"),
     ("sklearn:NoSuchThing", "give the class's import path"),
 ])
 def test_what_is_not_a_classifier_is_refused_clearly(name, message):
@@ -154,3 +155,32 @@ def test_plugins_and_list_name_the_sklearn_family(capsys):
     assert "sklearn:PATH" in line and "registers nothing" not in line
     assert main(["list", "methods"]) == 0
     assert any(x.startswith("sklearn:PATH") for x in capsys.readouterr().out.splitlines())
+
+
+LOCAL_MODULE = """
+import pathlib
+pathlib.Path(__file__).with_name("imported").write_text("ran")
+from sklearn.linear_model import LogisticRegression as Local
+"""
+
+
+@pytest.mark.parametrize("argv", [[], ["--dry-run"]])
+def test_a_module_beside_the_suite_or_in_the_working_folder_is_never_imported(
+        tmp_path, monkeypatch, capsys, argv):
+    """Issue 61 item 11: before, sklearn:localclf.Local imported (ran) a module sitting in
+    the working folder on sys.path, even under --dry-run."""
+    from xcbench.cli import EXIT_USAGE, main
+
+    name = f"localclf_{len(argv)}"  # sklearn_spec caches by name: one module per case
+    (tmp_path / f"{name}.py").write_text(LOCAL_MODULE)
+    (tmp_path / "suite.toml").write_text(
+        f'name = "local"\ndatasets = ["synthetic-small"]\n\n[[runs]]\n'
+        f'methods = ["sklearn:{name}.Local"]\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", "--suite", str(tmp_path / "suite.toml"), "--out",
+                 str(tmp_path / "out"), "--quiet", *argv]) == EXIT_USAGE
+    assert f"'{name}' is not a package of an installed distribution" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "imported").exists(), "the module's code ran"
+    assert name not in __import__("sys").modules

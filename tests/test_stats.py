@@ -1,4 +1,6 @@
 """The paired statistics of xcbench.stats, checked against scipy on hand-made cases."""
+import math
+
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -29,7 +31,10 @@ def test_mcnemar_hand_made_values():
 @pytest.mark.parametrize("only_a,only_b", [(3, 11), (40, 25), (0, 1), (120, 90)])
 def test_mcnemar_matches_scipy_binomtest(only_a, only_b):
     a, b = _rows(200, only_a, only_b, 30)
-    expected = sps.binomtest(only_a, only_a + only_b, 0.5).pvalue
+    # by hand (not scipy's binomtest, which mcnemar_exact calls): twice the smaller tail of
+    # Binomial(n, 1/2), capped at 1
+    n, low = only_a + only_b, min(only_a, only_b)
+    expected = min(1.0, 2 * sum(math.comb(n, i) for i in range(low + 1)) / 2 ** n)
     assert mcnemar_exact(a, b).pvalue == pytest.approx(expected)
     # the same test written as the doubled binomial tail
     tail = 2 * sps.binom.cdf(min(only_a, only_b), only_a + only_b, 0.5)
@@ -161,3 +166,37 @@ def test_perplexity_ratio_needs_finite_paired_rows():
         paired_bootstrap_perplexity_ratio([-1.0, -2.0], [-1.0])
     with pytest.raises(ValueError, match="finite"):
         paired_bootstrap_perplexity_ratio([-1.0, -np.inf], [-1.0, -2.0])
+
+
+def _z_of_interval(interval, log=False):
+    """How many standard errors each side of the estimate the interval spans, on average."""
+    low, high = (np.log(interval.low), np.log(interval.high)) if log else \
+        (interval.low, interval.high)
+    return (high - low) / 2
+
+
+def test_the_bootstrap_intervals_are_95_percent():
+    """Issue 61: an interval at 90% instead of 95% passed the tests (the comparisons with
+    scipy allow two lattice steps). On 4,000 rows a percentile bootstrap of a mean is close
+    to normal: its 95% interval spans 1.96 standard errors each side (90%: 1.64)."""
+    a, b = _rows(2800, 400, 300, 500)  # d = +1, -1, 0 on 400, 300, 3,300 rows
+    d = a.astype(float) - b.astype(float)
+    se = d.std() / np.sqrt(d.size)
+    interval = paired_bootstrap_error_difference(a, b, n_resamples=40_000, seed=0)
+    assert interval.confidence == 0.95
+    assert _z_of_interval(interval) / se == pytest.approx(1.96, abs=0.06)
+
+    log_a, log_b = _log_probs(4_000, 0.0, 7)
+    diff = log_a - log_b  # log of the ratio is the mean of diff
+    ratio = paired_bootstrap_perplexity_ratio(log_a, log_b, n_resamples=20_000, seed=0)
+    assert ratio.confidence == 0.95
+    assert _z_of_interval(ratio, log=True) / (diff.std() / np.sqrt(diff.size)) == \
+        pytest.approx(1.96, abs=0.08)
+
+    # the log of a sample median of n lognormal(0, s) draws has variance ~ pi/2 s^2 / n
+    rng = np.random.default_rng(3)
+    times_a, times_b = rng.lognormal(0, 0.3, 3_000), rng.lognormal(0, 0.3, 3_000)
+    median = bootstrap_median_ratio(times_a, times_b, n_resamples=4_000, seed=0)
+    assert median.confidence == 0.95
+    assert _z_of_interval(median, log=True) / math.sqrt(math.pi / 2 * 0.3 ** 2 * 2 / 3_000) \
+        == pytest.approx(1.96, abs=0.15)  # 2.03-2.06 over seeds 0-3; 90% gives ~1.7

@@ -45,11 +45,14 @@ def smoothed_log_proba(log_p, support_size, n_classes: int,
     zero-probability class ``epsilon`` and renormalising.
 
     For row i, ``n_classes - support_size[i]`` classes have probability zero; after
-    smoothing p'(y) = (p(y) or epsilon) / (1 + epsilon * n_zero_i). Always finite.
+    smoothing p'(y) = max(p(y), epsilon) / (1 + epsilon * n_zero_i): a true class given
+    zero, or a probability below epsilon, counts as epsilon. Always finite, at least
+    log(epsilon / (1 + epsilon * n_classes)), so the smoothed perplexity is finite too
+    (a finite but tiny p(y), e.g. exp(-800), would otherwise overflow it to inf).
     """
     log_p = np.asarray(log_p, dtype=np.float64)
     n_zero = n_classes - np.asarray(support_size, dtype=np.float64)
-    numerator = np.where(np.isfinite(log_p), log_p, np.log(epsilon))
+    numerator = np.maximum(log_p, np.log(epsilon))  # -inf (probability zero) included
     return numerator - np.log1p(epsilon * n_zero)
 
 

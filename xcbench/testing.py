@@ -85,6 +85,11 @@ class Subject:
             self._data = self._problem()
         return self._data
 
+    def fresh_data(self):
+        """A new copy of (X_train, y_train, X_test, y_test), whatever earlier checks of this
+        process did to ``data``."""
+        return self._problem()
+
     def make(self, seed=0):
         """An unfitted method, seeded when it takes ``random_state``."""
         try:
@@ -184,13 +189,34 @@ class CheckReport(list):
                 + (f"; FAILED: {', '.join(self.failed)}" if self.failed else ""))
 
 
+def failure_text(exc: BaseException) -> str:
+    """What a failed check reports: an AssertionError's text, else the error's type and
+    text."""
+    return str(exc) if isinstance(exc, AssertionError) else f"raised {type(exc).__name__}: {exc}"
+
+
+def check_outcome(check: Callable[[], str | None], passthrough=()) -> tuple[str, str | None]:
+    """Run one check: ("pass", its note or None) or ("fail", ``failure_text``). Any error
+    fails the check except the exception types in ``passthrough``, which propagate."""
+    try:
+        return "pass", check()
+    except passthrough:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any error fails this check, the rest run
+        return "fail", failure_text(exc)
+
+
 def run_checks(method, params: dict | None = None, skip: tuple[str, ...] = (),
                problem: Callable = gaussian_problem, stop_at_failure: bool = True,
-               on_result: Callable[[str, str, str], None] | None = None) -> CheckReport:
+               on_result: Callable[[str, str, str], None] | None = None,
+               run_one: Callable[[str, Callable], tuple[str, str | None]] | None = None
+               ) -> CheckReport:
     """Run the conformance checks on a method and return a CheckReport; with
     ``stop_at_failure`` raise AssertionError naming the first failing check, else record
     every failure in the report. ``on_result(name, "pass" | "fail", text)`` is called after
-    each check (for progress output)."""
+    each check (for progress output). ``run_one(name, check)`` runs one check and returns
+    what ``check_outcome`` does; by default the checks run in this process (``xcbench
+    check`` runs each in its own, see ``xcbench.cli.check_isolation``)."""
     _unknown(skip, "skip")
     report = CheckReport(_label(method, params or {}))
     for name, check in method_checks(method, params, problem):
@@ -198,21 +224,21 @@ def run_checks(method, params: dict | None = None, skip: tuple[str, ...] = (),
             report.skipped.append(name)
             continue
         try:
-            note = check()
+            outcome, text = run_one(name, check) if run_one else ("pass", check())
         except Exception as exc:  # noqa: BLE001 - any error fails this check, the rest run
-            text = str(exc) if isinstance(exc, AssertionError) else \
-                f"raised {type(exc).__name__}: {exc}"
+            outcome, text = "fail", failure_text(exc)
             if stop_at_failure:
                 raise AssertionError(f"{name} failed for {method!r}: {text}") from exc
+        if outcome == "fail" and stop_at_failure:
+            raise AssertionError(f"{name} failed for {method!r}: {text}")
+        if outcome == "fail":
             report.failed[name] = text
-            if on_result:
-                on_result(name, "fail", text)
-            continue
-        report.append(name)
-        if note:
-            report.notes[name] = note
+        else:
+            report.append(name)
+            if text:
+                report.notes[name] = text
         if on_result:
-            on_result(name, "pass", note or check_description(name))
+            on_result(name, outcome, text or check_description(name))
     return report
 
 

@@ -8,12 +8,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from xcbench.kernels import kernel_input
-from xcbench.contract.data_shape import skewed_labels
+from xcbench.contract.data_shape import nonzeros, skewed_labels
 from xcbench.contract.holdout import HeldOut, accuracies, param_fitter
 from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.stats import keep_unless_beaten
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import ExactRows, check_exact_store, fit_nodes, table_writer
+from xcbench.tree import node_major, node_pool
 from xcbench.tree.weights import DIRECT
 
 from . import c_probe, kernels
@@ -48,6 +49,9 @@ class HierarchicalSoftmax(Method):
     the node's active features, as napkinXC and Parabel train their nodes
     (``xcbench.tree.node_fit``); weights below ``prune`` in magnitude are dropped (napkinXC
     prunes at 0.1), so on a hashed table they take no slot. The SGD parameters are then unused.
+    ``n_jobs`` (``solver="liblinear"``): node problems solved at once, in worker processes
+    (``xcbench.tree.node_pool``); ``"auto"`` is the fit's thread limit (``xcbench run
+    --fit-threads``), one job on small data; the model is the same whatever ``n_jobs``.
 
     Defaults by rule: ``tree``, ``max_leaf``, ``solver``, ``C``, ``prune``, ``bits`` and
     ``lr`` default to ``"auto"``, resolved at fit time from the training data's shape
@@ -123,11 +127,13 @@ class HierarchicalSoftmax(Method):
         "decoder": [StrOptions(set(DECODERS))],
         "beam": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), StrOptions({AUTO})],
     }
 
     def __init__(self, tree="auto", arity=2, max_leaf="auto", epochs=5, lr="auto",
                  lr_decay=0.9, momentum=0.0, l2=0.0, solver="auto", C="auto", max_iter=100,
-                 prune="auto", bits="auto", decoder="topk", beam=10, random_state=None):
+                 prune="auto", bits="auto", decoder="topk", beam=10, random_state=None,
+                 n_jobs=AUTO):
         self.tree = tree
         self.arity = arity
         self.max_leaf = max_leaf
@@ -144,6 +150,7 @@ class HierarchicalSoftmax(Method):
         self.decoder = decoder
         self.beam = beam
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # -- fit ---------------------------------------------------------------------------
     def _settings(self, shape: DataShape) -> dict:
@@ -197,7 +204,8 @@ class HierarchicalSoftmax(Method):
         if p["bits"] == "csr":  # LIBLINEAR weights kept exactly, grouped by node
             store = ExactRows()
             self._fit_nodes(X, y, store.write, rng, p)
-            self.weights_ = store.node_major(self.tree_.child_ptr, self.tree_.edge_row)
+            self.weights_ = node_major.compact(
+                store.node_major(self.tree_.child_ptr, self.tree_.edge_row), self.n_features_in_)
             self.mask_ = DIRECT
             return self
         size, self.mask_ = weight_layout(n, self.n_features_in_, shape.nnz, self.n_classes_,
@@ -280,7 +288,8 @@ class HierarchicalSoftmax(Method):
         """``solver="liblinear"``: every node fitted once (``node_fit.fit_nodes``)."""
         fit_nodes(self.tree_, X, y, write, self.intercept_, C=float(p["C"]),
                   max_iter=int(self.max_iter), seed=int(rng.integers(2**31)),
-                  threshold=float(p["prune"]))
+                  threshold=float(p["prune"]),
+                  n_jobs=node_pool.resolve_jobs(self.n_jobs, nonzeros(X)))
         self.loss_curve_ = []
 
     @property

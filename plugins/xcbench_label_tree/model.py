@@ -19,7 +19,7 @@ from xcbench.contract.method import Method, check_k, check_labels, check_X
 from xcbench.tree.csr_weights import sorted_kernel_input
 from xcbench.tree.node_fit import (ExactRows, as_fit_tree, check_exact_store, fit_nodes,
                                    logistic_node, multiclass_hinge_node, table_writer)
-from xcbench.tree import node_major
+from xcbench.tree import node_major, node_pool
 from xcbench.tree.weights import DIRECT, table_bytes, table_layout
 
 from . import defaults, kernels, node_c
@@ -168,6 +168,9 @@ class LabelTree(Method):
         fitted model). 1 is the greedy descent; top-1 is the best leaf of the beam.
     holdout, confusion_iter : share of training rows held out for the confusion matrix and
         L-BFGS iterations of its one-vs-rest model (structure="confusion" only).
+    n_jobs : ``solver="liblinear"``: node problems solved at once, in worker processes
+        (``xcbench.tree.node_pool``); "auto" is the fit's thread limit (``xcbench run
+        --fit-threads``), one job on small data. The model is the same whatever n_jobs.
 
     Memory (fit, bytes): weight table 2 x 8 x S (weights + AdaGrad sums; S = nodes x D when
     direct, 2^bits when hashed) + 16 x nodes + structure O(K); with "confusion" also the
@@ -198,13 +201,15 @@ class LabelTree(Method):
         "holdout": [Interval(Real, 0, 1, closed="neither")],
         "confusion_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
     _embeds = False  # the label embedding tree (z = W x, node scores z . V_s)
 
     def __init__(self, structure="auto", branching="auto", max_depth="auto", loss="auto",
                  epochs=5, lr=0.1, solver="auto", C="auto", max_iter=1000, prune="auto",
                  bits="auto", normalize="auto", n_trees="auto", beam="auto", holdout=0.2,
-                 confusion_iter=50, random_state=None, leaf_size="auto", bonsai_trees="auto"):
+                 confusion_iter=50, random_state=None, leaf_size="auto", bonsai_trees="auto",
+                 n_jobs="auto"):
         self.structure = structure
         self.branching = branching
         self.max_depth = max_depth
@@ -224,6 +229,7 @@ class LabelTree(Method):
         self.holdout = holdout
         self.confusion_iter = confusion_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # -- defaults by rule ----------------------------------------------------------------
     def _resolve(self, shape):
@@ -305,6 +311,8 @@ class LabelTree(Method):
         own = self.get_params(deep=False)
         self.resolved_params_ = {k: self._resolved[k] for k in AUTO_PARAMS
                                  if own.get(k) == "auto"}
+        if own.get("n_jobs") == "auto":  # the node problems solved at once (node_pool)
+            self.resolved_params_["n_jobs"] = self._jobs(X)
         self._check_solver()
         # lr="auto" of the embedding tree on dense rows: chosen on held-out training rows
         self.lr_probe_ = {}
@@ -385,8 +393,8 @@ class LabelTree(Method):
         # filled tree by tree, each tree's own store released once copied: the weights are
         # held about once, not twice (np.empty's pages are only taken when written)
         n = int(weight_off[-1])
-        feature, slot, value = (np.empty(n, np.int32), np.empty(n, np.int32),
-                                np.empty(n, np.float64))
+        feature, slot, value = (np.empty(n, np.result_type(*(m.table[k] for m in trees)))
+                                for k in (1, 2, 3))
         for t, m in enumerate(trees):
             lo, hi = weight_off[t], weight_off[t + 1]
             feature[lo:hi], slot[lo:hi], value[lo:hi] = m.table[1], m.table[2], m.table[3]
@@ -455,7 +463,7 @@ class LabelTree(Method):
             if self._chooses_C():
                 chosen, self.C_probes_[shape] = node_c.choose_C(
                     X, y, tree, NODE_FITTERS["hinge"], self.random_state,
-                    max_iter=int(self.max_iter))
+                    max_iter=int(self.max_iter), n_jobs=self._jobs(X))
                 C = C if chosen is None else chosen
             self.node_C_[shape] = C
         return self.node_C_[shape]
@@ -493,10 +501,16 @@ class LabelTree(Method):
         fit_nodes(as_fit_tree(t.child_ptr, t.children, t.node_label, self.n_classes_), X, y,
                   write, bias, C=float(C), max_iter=int(self.max_iter),
                   seed=int(rng.integers(2**31)), threshold=float(self._p("prune")),
-                  fit_node=NODE_FITTERS[self._p("loss")])
+                  fit_node=NODE_FITTERS[self._p("loss")],
+                  n_jobs=self._jobs(X))
         if bits == "csr":
-            table = store.node_major(t.child_ptr, t.children)
+            table = node_major.compact(store.node_major(t.child_ptr, t.children), X.shape[1])
         return table, bias, mask
+
+    def _jobs(self, X):
+        """Node problems solved at once for a fit on X (``n_jobs`` resolved,
+        ``xcbench.tree.node_pool.resolve_jobs``)."""
+        return node_pool.resolve_jobs(self.n_jobs, X.nnz if sp.issparse(X) else X.size)
 
     def _inputs(self, X):
         """Kernel inputs of checked X (CSR indices sorted), unit rows when ``normalize``

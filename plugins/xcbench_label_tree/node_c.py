@@ -17,9 +17,12 @@ takes the same random draws as with a fixed C. Measurements: docs/methods/label-
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from xcbench.stats import keep_unless_beaten
+from xcbench.tree import node_pool
 
 CANDIDATES = (8.0, 1.0)  # the measured best on separable sparse data first, then Omikuji's
 FIT_ROWS, HELD_ROWS = 20_000, 5_000  # the probe's sample: rows fitted on, rows scored on
@@ -38,7 +41,7 @@ def root_targets(tree, y) -> tuple[np.ndarray, int]:
     return position[first_below_root][y], int(root_children.size)
 
 
-def held_out_correct(fit_node, X, target, n_children, fit, held, C, max_iter, seed):
+def held_out_correct(fit_node, X, target, n_children, fit, held, max_iter, seed, C):
     """Whether the node model fitted at ``C`` on the ``fit`` rows ranks each ``held`` row's
     root child first (None when the sample shows fewer than two children)."""
     fitted = fit_node(X[fit], target[fit], n_children, C, max_iter, seed)
@@ -50,13 +53,14 @@ def held_out_correct(fit_node, X, target, n_children, fit, held, C, max_iter, se
 
 
 def choose_C(X, y, tree, fit_node, random_state, max_iter=1000,
-             candidates=CANDIDATES) -> tuple[float | None, dict]:
+             candidates=CANDIDATES, n_jobs=1) -> tuple[float | None, dict]:
     """(the chosen C, {candidate: held-out root accuracy}); (None, {}) when the data is too
     small to choose on (fewer than ``MIN_ROWS`` rows, or fewer than two root children seen
     in the sample): the caller keeps its rule's constant. The first candidate is kept
     unless the most accurate other one is clearly better
     (``xcbench.stats.keep_unless_beaten``). X: the node solver's input
-    (unit rows when ``normalize``), y: int classes, ``tree``: the first tree's structure."""
+    (unit rows when ``normalize``), y: int classes, ``tree``: the first tree's structure.
+    ``n_jobs`` > 1 fits the candidates side by side (``xcbench.tree.node_pool``)."""
     n = X.shape[0]
     if n < MIN_ROWS:
         return None, {}
@@ -67,12 +71,11 @@ def choose_C(X, y, tree, fit_node, random_state, max_iter=1000,
     order = rng.permutation(n)
     fit, held = np.sort(order[:n_fit]), np.sort(order[n_fit:n_fit + n_held])
     seed = int(rng.integers(2**31))
-    right = {}
-    for C in map(float, candidates):
-        correct = held_out_correct(fit_node, X, target, n_children, fit, held, C, max_iter,
-                                   seed)
-        if correct is None:
-            return None, {}
-        right[C] = correct
+    candidates = [float(C) for C in candidates]
+    probe = partial(held_out_correct, fit_node, X, target, n_children, fit, held, max_iter,
+                    seed)
+    right = dict(zip(candidates, node_pool.solve_all(probe, candidates, n_jobs)))
+    if any(correct is None for correct in right.values()):
+        return None, {}
     accuracy = {C: float(r.mean()) for C, r in right.items()}
     return keep_unless_beaten(right), accuracy

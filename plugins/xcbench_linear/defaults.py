@@ -4,10 +4,10 @@ docs/methods/flat.md has the rules and the measurements behind them).
 - ``solver="auto"`` (softmax): scikit-learn's lbfgs while an N x K matrix of doubles fits in
   ``AUTO_MEMORY_BYTES``, the row-chunked L-BFGS beyond (memory, not accuracy: same
   objective).
-- ``max_iter="auto"``: the solver's full budget (100 L-BFGS iterations for softmax, 200 for
-  one-vs-all) unless one iteration's work, stored values x classes, is above
-  ``LARGE_WORK``; then 20, the budget every PTB report used (one iteration over PTB's
-  572,902 x 150 dense rows and 6,719 classes took ~100 s here).
+- ``max_iter="auto"``: a safety cap, not the stopping rule: scikit-learn's lbfgs keeps its
+  100 iterations (it stops on its gradient tolerance before that); the chunked and joint
+  L-BFGS, which stop on the rule of ``stopping.py``, get ``CHUNKED_MAX_ITER``. Reaching the
+  cap is recorded as not converged (``stats()["solver_converged"]``).
 - ``C="auto"`` (inverse L2 strength, sum-of-losses scale: ``0.5 ||W||^2 + C sum_i loss_i``,
   intercepts unpenalised): ``C = TARGET * D * K / (N * spread)`` to the nearest power of ten,
   kept in [``C_MIN``, ``C_MAX``], where ``spread`` = E ||x - mean row||^2. ``C N spread /
@@ -28,8 +28,7 @@ import scipy.sparse as sp
 from xcbench.contract.data_shape import stored_values
 
 AUTO_MEMORY_BYTES = 2 * 1024**3
-LARGE_WORK = 1e11  # stored values x classes per iteration (PTB: 5.8e11; aloi27d: 1.2e9)
-LARGE_MAX_ITER = 20
+CHUNKED_MAX_ITER = 1000  # safety cap of the chunked / joint L-BFGS (PTB converges in < 100)
 TARGET = 40.0  # C N spread / (D K) (docs/methods/flat.md: measured grid)
 C_MIN, C_MAX = 0.1, 1e4  # letter loses 1.8 points at C = 0.01; 1e4: the largest C measured
 DEFAULT_C = 1.0  # when the spread is unknown (sizes only, e.g. estimate_memory)
@@ -78,6 +77,9 @@ def resolve_C(C, shape: DataShape) -> float:
     return float(min(max(10.0 ** round(math.log10(raw)), C_MIN), C_MAX))
 
 
+CHUNKED_SOLVERS = ("chunked-lbfgs", "joint-lbfgs")
+
+
 def resolve_softmax_solver(solver: str, shape: DataShape) -> str:
     if solver != "auto":
         return solver
@@ -85,20 +87,23 @@ def resolve_softmax_solver(solver: str, shape: DataShape) -> str:
     return "chunked-lbfgs" if too_big else "lbfgs"
 
 
-def resolve_max_iter(max_iter, full: int, shape: DataShape) -> int:
+def resolve_max_iter(max_iter, full: int, solver: str) -> int:
+    """``max_iter`` itself, or for ``"auto"`` the cap of the resolved ``solver``: ``full``
+    for scikit-learn's solvers, ``CHUNKED_MAX_ITER`` for the chunked / joint L-BFGS."""
     if max_iter != "auto":
         return int(max_iter)
-    return LARGE_MAX_ITER if shape.nnz * shape.n_classes > LARGE_WORK else full
+    return CHUNKED_MAX_ITER if solver in CHUNKED_SOLVERS else full
 
 
 def resolve_flat(params: dict, shape: DataShape, full_iter: int) -> dict:
-    """{name: value} for each ``"auto"`` parameter of a flat method whose solver runs at
-    most ``full_iter`` iterations by default."""
+    """{name: value} for each ``"auto"`` parameter of a flat method whose scikit-learn
+    solver runs at most ``full_iter`` iterations by default."""
     out = {}
     if params.get("C") == "auto":
         out["C"] = resolve_C("auto", shape)
+    solver = resolve_softmax_solver(params.get("solver", ""), shape)
     if params.get("max_iter") == "auto":
-        out["max_iter"] = resolve_max_iter("auto", full_iter, shape)
+        out["max_iter"] = resolve_max_iter("auto", full_iter, solver)
     if params.get("solver") == "auto":
-        out["solver"] = resolve_softmax_solver("auto", shape)
+        out["solver"] = solver
     return out

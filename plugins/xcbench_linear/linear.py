@@ -1,6 +1,7 @@
 """Linear flat classifiers: a shared scorer and two ways to train and normalise it."""
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,10 +9,11 @@ from joblib import effective_n_jobs
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from . import chunked_lbfgs
-from .chunked_lbfgs import fit_chunked_lbfgs
+from .chunked_lbfgs import fit_chunked_lbfgs, make_objective
+from .stopping import MAX_SECONDS, FitReport
 from . import held_out
 from .defaults import AUTO_MEMORY_BYTES, DataShape, resolve_flat
 from .scoring import linear_scores, log_normalise_rows
@@ -23,6 +25,7 @@ _COMMON_CONSTRAINTS = {
     "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "tol": [Interval(Real, 0, None, closed="left")],
+    "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
 }
 
@@ -36,7 +39,7 @@ class _LinearClassifier(Method):
     """
 
     _sigmoid = False  # normalise sigmoid(s) (one-vs-all) rather than softmax(s)
-    _FULL_ITER = 100  # max_iter="auto" away from the largest problems (defaults.py)
+    _FULL_ITER = 100  # max_iter="auto" of the scikit-learn solvers (defaults.py)
 
     def fit(self, X, y, n_classes=None):
         self._validate_params()
@@ -54,8 +57,10 @@ class _LinearClassifier(Method):
         self._resolve_on_held_out_rows(X, y, shape)
         if len(self.classes_) == 1:  # nothing to learn: the one class gets probability 1
             weights, intercept = np.zeros((X.shape[1], 1)), np.zeros(1)
+            self.fit_report_ = FitReport(0, True, "single_class", 0.0, 0.0, float("nan"),
+                                         float(self.tol))
         else:
-            weights, intercept = self._train(X, y)
+            weights, intercept, self.fit_report_ = self._train(X, y)
         self.weights_ = np.ascontiguousarray(weights, dtype=np.float64)
         self.intercept_ = np.ascontiguousarray(intercept, dtype=np.float64)
         return self
@@ -85,8 +90,35 @@ class _LinearClassifier(Method):
                                                 getattr(self, "temperature", 1.0)))
 
     def _train(self, X, y):  # pragma: no cover - abstract
-        """Return (W^T (D, K_seen), intercept (K_seen,)) for the classes in ``classes_``."""
+        """Return (W^T (D, K_seen), intercept (K_seen,), ``stopping.FitReport``) for the
+        classes in ``classes_``."""
         raise NotImplementedError
+
+    def _chunked(self, X, y, loss: str):
+        """``_train`` by the chunked / joint L-BFGS (``chunked_lbfgs``)."""
+        max_iter = int(self._param("max_iter"))
+
+        def progress(rule):
+            self.report_progress(rule.iterations, max_iter, "L-BFGS iteration")
+
+        return fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_), loss,
+                                 C=float(self._param("C")), max_iter=max_iter, tol=self.tol,
+                                 max_seconds=self.max_seconds, on_iteration=progress)
+
+    def _sklearn_report(self, X, y, weights, intercept, n_iter) -> FitReport:
+        """How a scikit-learn solve ended: its iterations (the most of its problems), the
+        objective and gradient of the fitted weights in ``chunked_lbfgs``'s scale (one
+        pass over X); converged when it stopped before ``max_iter``."""
+        max_iter = int(self._param("max_iter"))
+        loss = "ova" if self._sigmoid else "softmax"
+        objective = make_objective(X, np.ascontiguousarray(self._index_of[y]),
+                                   len(self.classes_), loss, float(self._param("C")))
+        value, grad = objective(np.concatenate([np.ravel(weights), intercept]))
+        iterations = int(np.max(n_iter))
+        converged = iterations < max_iter
+        return FitReport(iterations, converged, "gradient" if converged else "max_iter",
+                         float(value), float(np.max(np.abs(grad))), float("nan"),
+                         float(self.tol))
 
     def _log_probs_chunks(self, X):
         """Yield (first row, log-probabilities over seen classes) for chunks of valid X."""
@@ -149,6 +181,7 @@ class _LinearClassifier(Method):
             "classes_per_leaf_mean": float(len(self.classes_)),
             "classes_per_leaf_max": int(len(self.classes_)),
             "nodes_per_prediction": float(len(self.classes_)),
+            **self.fit_report_.as_stats(),
         }
 
 
@@ -164,8 +197,11 @@ class Softmax(_LinearClassifier):
     training row and the rows' spread, see ``defaults.py``, then where cheap the best of
     that C x 0.01, 0.1, 1 on held-out training rows, see ``held_out.py``),
     ``temperature`` T, log p = log softmax(s / T) (``"auto"``: fitted to held-out training
-    rows where cheap, else 1; it never changes the ranking), ``max_iter`` (``"auto"``: 100,
-    or 20 on the largest problems, see ``defaults.py``), ``tol``, ``solver``:
+    rows where cheap, else 1; it never changes the ranking), ``max_iter`` (a safety cap;
+    ``"auto"``: 100 for scikit-learn's lbfgs, 1,000 for chunked-lbfgs, see
+    ``defaults.py``), ``tol`` (chunked-lbfgs: the stopping rule of ``stopping.py``;
+    scikit-learn: its own tolerance), ``max_seconds`` (chunked-lbfgs: a cap of CPU seconds,
+    1.5 h by default, recorded as not converged), ``solver``:
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"`` or ``"saga"`` (scikit-learn's
     ``LogisticRegression``), ``"chunked-lbfgs"`` (the same objective with the loss computed
     over row chunks, memory bounded; see ``chunked_lbfgs``), or ``"auto"`` (default):
@@ -173,8 +209,9 @@ class Softmax(_LinearClassifier):
     chunked beyond; ``random_state``.
 
     Memory of ``fit`` beyond X (``estimate_memory``), with P = K (D + 1) parameters, in
-    bytes: chunked-lbfgs ``8 P (2 * 20 + 35) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
-    (L-BFGS history of 20 pairs, see ``chunked_lbfgs.memory_bytes``); scikit-learn
+    bytes: chunked-lbfgs ``8 P (2 * 20 + 38) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
+    plus the preconditioner's ``48 D^2`` (L-BFGS history of 20 pairs, see
+    ``chunked_lbfgs.memory_bytes``); scikit-learn
     (measured with tracemalloc on scikit-learn 1.9, then rounded up; lbfgs checked on 1.3 too) lbfgs
     ``8 (3 nK + 52 P) + 64 n``, newton-cg ``8 (5 nK + 14 P) + 64 n``, sag / saga
     ``8 (1.5 nK + 7 P) + 64 n``. Prediction scores ``2^22 / K`` rows at a time.
@@ -191,8 +228,9 @@ class Softmax(_LinearClassifier):
     }
 
     def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="auto", temperature="auto",
-                 random_state=None):
+                 max_seconds=MAX_SECONDS, random_state=None):
         self.C = C
+        self.max_seconds = max_seconds
         self.temperature = temperature
         self.max_iter = max_iter
         self.tol = tol
@@ -262,6 +300,7 @@ class Softmax(_LinearClassifier):
         """Scores of the held-out rows (n_held, K_fit) by a model of C fitted on the other
         rows, and each held-out row's column in them (-1: a class that fit never saw)."""
         model = Softmax(C=C, max_iter=int(self._param("max_iter")), tol=self.tol,
+                        max_seconds=self.max_seconds,
                         solver=self._param("solver"), temperature=1.0,
                         random_state=self.random_state).fit(X[fit_rows], y[fit_rows],
                                                             self.n_classes_)
@@ -271,19 +310,20 @@ class Softmax(_LinearClassifier):
 
     def _train(self, X, y):
         solver, max_iter = self._param("solver"), int(self._param("max_iter"))
-        C = float(self._param("C"))
         if solver == "chunked-lbfgs":
-            weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                      "softmax", C=C, max_iter=max_iter,
-                                                      tol=self.tol)
-            return weights, intercept
-        model = LogisticRegression(C=C, max_iter=max_iter, tol=self.tol,
+            return self._chunked(X, y, "softmax")
+        model = LogisticRegression(C=float(self._param("C")), max_iter=max_iter, tol=self.tol,
                                    solver=solver, random_state=self.random_state)
-        model.fit(X, y)
+        with warnings.catch_warnings():  # the report says whether it converged
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X, y)
         if len(self.classes_) == 2:  # sklearn stores one row for two classes
-            return np.vstack([-model.coef_ / 2, model.coef_ / 2]).T, \
-                np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2])
-        return model.coef_.T, model.intercept_
+            weights = np.vstack([-model.coef_ / 2, model.coef_ / 2]).T
+            intercept = np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2])
+        else:
+            weights, intercept = model.coef_.T, model.intercept_
+        return weights, intercept, self._sklearn_report(X, y, weights, intercept,
+                                                        model.n_iter_)
 
 
 class OneVsAll(_LinearClassifier):
@@ -291,8 +331,8 @@ class OneVsAll(_LinearClassifier):
 
     p(y|x) is each class's sigmoid normalised over the classes (as scikit-learn's
     ``OneVsRestClassifier.predict_proba`` does). Parameters: ``C`` (as ``Softmax``),
-    ``max_iter`` (``"auto"``:
-    200, or 20 on the largest problems, see ``defaults.py``), ``tol``,
+    ``max_iter``, ``tol`` and ``max_seconds`` (as ``Softmax``; ``"auto"`` ``max_iter``:
+    1,000 for joint-lbfgs, 200 for a scikit-learn solver),
     ``solver``: ``"joint-lbfgs"`` (default: all K problems as one L-BFGS problem, see
     ``chunked_lbfgs``) or a scikit-learn LogisticRegression solver (``"liblinear"``,
     ``"lbfgs"``, ``"newton-cg"``, ``"sag"``, ``"saga"``) run once per class through
@@ -300,8 +340,8 @@ class OneVsAll(_LinearClassifier):
     solvers only), ``random_state``.
 
     Memory of ``fit`` beyond X (``estimate_memory``), with P = K (D + 1) parameters, in
-    bytes: joint-lbfgs ``8 P (2 * 20 + 35) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
-    (see ``chunked_lbfgs.memory_bytes``); a scikit-learn solver
+    bytes: joint-lbfgs ``8 P (2 * 20 + 38) + 16 min(nK, 2^22) + 12 nnz_chunk + 56 n``
+    plus ``48 D^2`` (see ``chunked_lbfgs.memory_bytes``); a scikit-learn solver
     ``24 P + 56 n + jobs * (8 * 52 (D + 1) + 64 n)``, plus for liblinear its copy of X,
     ``jobs * 16 (nnz + 2n)`` (the K fitted rows are kept, stacked and transposed: 3 P; each
     of ``jobs`` parallel binary problems runs an L-BFGS-sized solver over D + 1 weights).
@@ -317,8 +357,9 @@ class OneVsAll(_LinearClassifier):
     }
 
     def __init__(self, C="auto", max_iter="auto", tol=1e-4, solver="joint-lbfgs", n_jobs=1,
-                 random_state=None):
+                 max_seconds=MAX_SECONDS, random_state=None):
         self.C = C
+        self.max_seconds = max_seconds
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver
@@ -340,15 +381,17 @@ class OneVsAll(_LinearClassifier):
     def _train(self, X, y):
         max_iter, C = int(self._param("max_iter")), float(self._param("C"))
         if self.solver == "joint-lbfgs":
-            weights, intercept, _ = fit_chunked_lbfgs(X, self._index_of[y], len(self.classes_),
-                                                      "ova", C=C, max_iter=max_iter, tol=self.tol)
-            return weights, intercept
+            return self._chunked(X, y, "ova")
         binary = LogisticRegression(C=C, max_iter=max_iter, tol=self.tol,
                                     solver=self.solver, random_state=self.random_state)
-        model = OneVsRestClassifier(binary, n_jobs=self.n_jobs).fit(X, y)
+        with warnings.catch_warnings():  # the report says whether it converged
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = OneVsRestClassifier(binary, n_jobs=self.n_jobs).fit(X, y)
         coef = np.vstack([est.coef_ for est in model.estimators_])
         intercept = np.concatenate([np.atleast_1d(est.intercept_) for est in model.estimators_])
+        n_iter = [np.max(est.n_iter_) for est in model.estimators_]
         if len(self.classes_) == 2:  # sklearn fits one problem for two classes
             coef = np.vstack([-coef, coef])
             intercept = np.concatenate([-intercept, intercept])
-        return coef.T, intercept
+        weights = np.ascontiguousarray(coef.T)
+        return weights, intercept, self._sklearn_report(X, y, weights, intercept, n_iter)

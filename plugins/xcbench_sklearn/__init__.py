@@ -6,6 +6,12 @@ itself may also be named alone, ``sklearn:SGDClassifier``) is a method whose par
 the estimator's own (``--param sklearn:sklearn.linear_model.SGDClassifier:alpha=1e-5``). The
 estimator must be a classifier with ``fit`` and ``predict_proba`` or ``decision_function``;
 anything else is refused with :class:`NotAClassifier`. See ``adapter`` for how it is measured.
+
+Naming an import path imports that module, which runs its code (even under ``--dry-run``),
+so only packages of installed distributions are imported: the path's top-level package
+must be one an installed distribution provides (as ``importlib.metadata`` lists them). A
+module that merely sits in the working folder or next to a suite file is refused before
+anything is imported; install it (``pip install -e .`` for your own code) to name it.
 """
 from __future__ import annotations
 
@@ -18,8 +24,8 @@ from xcbench.contract.method import MethodSpec
 from .adapter import SklearnClassifier, adapter_class
 
 __version__ = "0.1.0"
-__all__ = ["PREFIX", "NotAClassifier", "SklearnClassifier", "import_classifier",
-           "is_sklearn_name", "sklearn_spec"]
+__all__ = ["PREFIX", "NotAClassifier", "SklearnClassifier", "check_installed",
+           "import_classifier", "is_sklearn_name", "sklearn_spec"]
 
 PREFIX = "sklearn:"
 EXAMPLE = "sklearn:sklearn.linear_model.LogisticRegression"
@@ -50,6 +56,26 @@ def _short_name(name: str) -> str | None:
             return f"{public}.{name}" if getattr(module, name, None) is cls \
                 else f"{cls.__module__}.{name}"
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_packages() -> frozenset[str]:
+    """The top-level packages the installed distributions provide."""
+    from importlib.metadata import packages_distributions
+
+    return frozenset(packages_distributions())
+
+
+def check_installed(path: str) -> None:
+    """NotAClassifier unless the top-level package of import path ``path`` comes from an
+    installed distribution (nothing is imported to find out)."""
+    top = path.split(".")[0]
+    if top not in _installed_packages():
+        raise NotAClassifier(
+            f"{PREFIX}{path}: {top!r} is not a package of an installed distribution; "
+            f"{PREFIX} imports only installed packages (importing runs a module's code), "
+            "never a module of the working folder or a suite's folder: install it "
+            "(pip install -e . for your own code) or write a plugin")
 
 
 def _unknown_short_name(name: str):
@@ -84,6 +110,7 @@ def import_classifier(path: str) -> type:
     module_name, _, class_name = path.rpartition(".")
     if not module_name:
         raise NotAClassifier(f"{PREFIX}{path}: give the class's import path, e.g. {EXAMPLE}")
+    check_installed(module_name)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -5,11 +5,17 @@ from __future__ import annotations
 import shlex
 import sys
 
-from .common import CommaList, add_common, split
+from .common import DEFAULT_OUT, CommaList, add_common, duration, split
 from .exit_codes import EXIT_CELL_FAILED, EXIT_CODES, EXIT_OK
 
 DEFAULT_METHODS = "ova,softmax"
 DEFAULT_DATASET = "synthetic"
+
+#: the defaults of the options a suite also sets. Their flags default to None ("not
+#: given"), so that a flag given with --suite is seen even when it spells the default value
+#: (``--timeout 1800`` overrides a suite's timeout)
+RUN_DEFAULTS = {"methods": DEFAULT_METHODS, "dataset": DEFAULT_DATASET, "seeds": "0",
+                "timeout": 1800.0, "threads": 1, "latency_calls": 1000, "out": DEFAULT_OUT}
 
 #: run option -> the command-line flag that sets it (for error messages)
 _FLAGS = {"timeout": "--timeout", "threads": "--threads", "fit_threads": "--fit-threads",
@@ -34,6 +40,23 @@ def _run_options(args):
         raise ValueError(message) from None
 
 
+def _parse_seeds(text: str) -> list[int]:
+    """``--seeds 0,1,2`` as integers; ValueError saying why a seed cannot be used."""
+    from ..run.plan import seed_problem
+
+    try:
+        seeds = [int(s) for s in split(text)]
+    except ValueError:
+        raise ValueError(f"--seeds {text!r}: expected integers, e.g. --seeds 0,1,2") from None
+    if not seeds:
+        raise ValueError(f"--seeds {text!r}: expected one or more integers >= 0, e.g. "
+                         "--seeds 0,1,2")
+    problems = [seed_problem(seed) for seed in seeds if seed_problem(seed)]
+    if problems:
+        raise ValueError(f"--seeds {text!r}: seed {problems[0]}")
+    return seeds
+
+
 def cmd_run(args) -> int:
     from ..run.plan import parse_param_overrides
     from ..run.resume import parse_retry
@@ -44,12 +67,18 @@ def cmd_run(args) -> int:
     if retry and not args.resume:
         raise ValueError("--retry re-runs stored cells of a results folder: use it with "
                          "--resume")
+    if args.append and args.resume:
+        raise ValueError("--append measures every cell again, --resume only the missing ones: "
+                         "give one of them")
     if args.reuse_from and not args.resume:
         raise ValueError("--reuse-from copies stored records into a results folder, as "
                          "--resume keeps its own: use it with --resume")
     command = "xcbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     if args.suite:
         return _run_suite(args, retry, command)
+    for name, value in RUN_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     if args.only or args.dry_run or args.retire_unplanned:
         raise ValueError("--only, --dry-run and --retire-unplanned work on a suite: use them "
                          "with --suite")
@@ -61,15 +90,9 @@ def cmd_run(args) -> int:
             raise ValueError(f"{flag} {given!r} names nothing; give one or more "
                              f"comma-separated names, e.g. {flag} {example} (`xcbench list "
                              f"{kind}`)")
-    try:
-        seeds = [int(s) for s in split(args.seeds)]
-    except ValueError:
-        raise ValueError(f"--seeds {args.seeds!r}: expected integers, e.g. --seeds 0,1,2") \
-            from None
-    if not seeds or min(seeds) < 0:
-        raise ValueError(f"--seeds {args.seeds!r}: expected one or more integers >= 0 (numpy "
-                         "seeds cannot be negative), e.g. --seeds 0,1,2")
+    seeds = _parse_seeds(args.seeds)
     options = _run_options(args)
+    _check_second_run(args, args.out)
     outcome = execute_plan(methods, datasets, seeds, out=args.out,
                            param_overrides=merge_params_files(
                                args.params_file, parse_param_overrides(args.param)),
@@ -94,13 +117,12 @@ def _run_suite(args, retry, command) -> int:
     from ..run.suites import load_suite
     from ..run.suites.execute import execute_suite
 
-    given = [flag for name, flag in _SUITE_FLAGS.items()
-             if getattr(args, name) != args.defaults[name]]
+    given = [flag for name, flag in _SUITE_FLAGS.items() if getattr(args, name) is not None]
     if given:
         raise ValueError(f"--suite sets the plan and its run options; {', '.join(given)} "
                          "cannot be combined with it (edit the suite file, or use --only)")
     overrides = {"isolate": not args.in_process}
-    if args.timeout != args.defaults["timeout"]:
+    if args.timeout is not None:
         overrides["timeout"] = args.timeout
     if args.memory_limit:
         from ..run.memory import parse_size
@@ -112,11 +134,14 @@ def _run_suite(args, retry, command) -> int:
                          "--only")
     if args.only:
         suite = suite.only(args.only)
-    out = args.out if args.out != args.defaults["out"] else (suite.out or args.out)
+    out = args.out = args.out or suite.out or DEFAULT_OUT
     if args.retire_unplanned:
         return _retire_unplanned(suite, out)
+    if suite.out is not None and out == suite.out:
+        _announce_outside_out(suite)
     if args.dry_run:
         return _print_plan(suite, out, whole=not args.only)
+    _check_second_run(args, out)
     outcome = execute_suite(suite, out, progress=not args.quiet, command=command,
                             option_overrides=overrides,
                             resume=args.resume, data_dir=args.data_dir,
@@ -130,6 +155,36 @@ def _run_suite(args, retry, command) -> int:
     return _finish(args, outcome, out, title=suite.report.get("title"),
                    columns=suite.report.get("columns"),
                    select=lambda records: newest_per_planned(suite, records))
+
+
+def _check_second_run(args, out) -> None:
+    """Refuse to run into a folder that holds records already unless --resume (keep them,
+    run the missing cells) or --append (measure every cell again, beside them) says which."""
+    from pathlib import Path
+
+    from ..store.results import RESULTS_FILE
+
+    results = Path(out) / RESULTS_FILE
+    if args.resume or args.append or not results.is_file() or results.stat().st_size == 0:
+        return
+    raise ValueError(f"{results} holds records already: add --resume to keep them and run "
+                     "only the cells without a record, or --append to measure every cell "
+                     "again and add the new records beside the old ones (or choose another "
+                     "--out)")
+
+
+def _announce_outside_out(suite) -> None:
+    """A warning line when a suite's ``out`` lies outside its file's folder (absolute, or
+    climbing out with ``..``): a suite file decides where results are written."""
+    import os
+
+    if suite.path is None:
+        return
+    home = os.path.abspath(suite.path.parent)
+    out = os.path.abspath(suite.out)
+    if os.path.commonpath([home, out]) != home:
+        print(f"warning: suite {suite.path} writes its results outside its folder, to {out} "
+              "(its `out`); give --out to choose the folder", file=sys.stderr)
 
 
 def _print_plan(suite, out, whole: bool = True) -> int:
@@ -237,14 +292,14 @@ def add_parser(sub) -> None:
                                      "each cell in its own process with a timeout, append one "
                                      "record per run to OUT/results.jsonl, then write a report. "
                                      + EXIT_CODES)
-    run.add_argument("--methods", action=CommaList, default=DEFAULT_METHODS,
+    run.add_argument("--methods", action=CommaList, default=None,
                      help=f"comma-separated method names (default: {DEFAULT_METHODS}); "
                           "see `xcbench list methods`")
-    run.add_argument("--dataset", "--datasets", action=CommaList, default=DEFAULT_DATASET,
+    run.add_argument("--dataset", "--datasets", action=CommaList, default=None,
                      help=f"comma-separated dataset names (default: {DEFAULT_DATASET}), or "
                           "file:TRAIN[:TEST] for your own files (docs/own-data.md); see "
                           "`xcbench list datasets`")
-    run.add_argument("--seeds", action=CommaList, default="0",
+    run.add_argument("--seeds", action=CommaList, default=None,
                      help="comma-separated seeds (default: 0)")
     run.add_argument("--param", action="append", metavar="METHOD:NAME=V1[,V2]",
                      help="sweep a parameter, e.g. --param softmax:C=0.1,1 (repeatable); "
@@ -254,13 +309,14 @@ def add_parser(sub) -> None:
                      help="fixed parameters of one method from a JSON file, as `xcbench tune` "
                           "writes (OUT/best-METHOD.json; repeatable, one file per method); "
                           "a --param of the same name wins")
-    run.add_argument("--timeout", type=float, default=1800,
-                     help="seconds before a run is stopped and recorded as timeout (default 1800)")
-    run.add_argument("--threads", type=int, default=1,
+    run.add_argument("--timeout", type=duration, default=None,
+                     help="time before a run is stopped and recorded as timeout: seconds or "
+                          "a duration such as 30m or 1h30m (default 1800 s)")
+    run.add_argument("--threads", type=int, default=None,
                      help="BLAS/OpenMP threads per run (default 1: single-threaded timing)")
     run.add_argument("--fit-threads", type=int, default=None,
                      help="threads while fitting (default: --threads); timing stays at --threads")
-    run.add_argument("--latency-calls", type=int, default=1000,
+    run.add_argument("--latency-calls", type=int, default=None,
                      help="single-example calls timed per run (default 1000)")
     run.add_argument("--memory-limit", default=None, metavar="SIZE",
                      help="memory one run may use, e.g. 4G or 512M, at least 64M (default: 70%% of the "
@@ -282,6 +338,10 @@ def add_parser(sub) -> None:
     run.add_argument("--resume", action="store_true",
                      help="skip cells that already have a record made by this code in OUT "
                           "(re-run only missing ones, and those made by other code)")
+    run.add_argument("--append", action="store_true",
+                     help="run into an --out that holds records already, measuring every "
+                          "cell again and adding the new records beside the old ones "
+                          "(without --resume or --append such a run is refused)")
     run.add_argument("--retry", default=None, metavar="failed|error|timeout|refused",
                      help="with --resume: also re-run the stored cells of these statuses "
                           "(comma-separated; failed = error, timeout and refused)")
@@ -291,7 +351,8 @@ def add_parser(sub) -> None:
                           "(same key), instead of measuring them again; may be repeated. A "
                           "suite may list such folders itself (reuse_from = [...])")
     run.add_argument("--in-process", action="store_true",
-                     help="run cells in this process (no isolation, no timeout; for debugging)")
+                     help="run cells in this process (no isolation, no timeout; for debugging); "
+                          "its records say so, and an isolated --resume measures them again")
     run.add_argument("--executor", choices=["local", "dask"], default="local",
                      help="who runs the cells: local (default; one at a time here) or dask "
                           "(tasks on a Dask cluster; needs xcbench[dask])")
@@ -304,4 +365,5 @@ def add_parser(sub) -> None:
     run.add_argument("--no-report", action="store_true", help="do not write the report")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     add_common(run)
-    run.set_defaults(func=cmd_run, defaults={a.dest: a.default for a in run._actions})
+    # the options a suite also sets default to None, "not given" (see RUN_DEFAULTS)
+    run.set_defaults(func=cmd_run, out=None)

@@ -15,6 +15,7 @@ DEFAULT_OUT = "xcbench-tune"
 def cmd_tune(args) -> int:
     from ..run.memory import parse_size
     from ..tune import tune, tune_options
+    from ..tune.output import OBJECTIVE_NAMES, objective_text
     from ..tune.storage import require_optuna
 
     try:
@@ -50,7 +51,8 @@ def cmd_tune(args) -> int:
         found = (f"trial {result.best_trial} of {len(result.trials)}"
                  if result.best_trial is not None else
                  f"the defaults (no trial of {len(result.trials)} beat them)")
-        print(f"{method}: best validation {result.objective} {result.best_value:.4g}: {found}")
+        print(f"{method}: best validation {OBJECTIVE_NAMES[result.objective]} "
+              f"{objective_text(result.objective, result.best_value)}: {found}")
         print(f"  {result.files['best']}: " + (_param_line(result) or "(the defaults)"))
     files = " ".join(f"--params-file {r.files['best']}" for r in results)
     print(f"trace: {results[-1].files['trace']}")

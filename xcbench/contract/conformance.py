@@ -168,6 +168,51 @@ def check_bad_input(s):
         raise AssertionError(f"fit accepted {what} instead of raising ValueError")
 
 
+def _copy_input(a):
+    """A private copy of a dense or sparse input, to compare with it after a call."""
+    return a.copy() if sp.issparse(a) else np.array(a, copy=True)
+
+
+def _same_input(before, after) -> bool:
+    """Whether an input holds what its copy ``before`` held: same type, shape, dtype and
+    values (for a sparse matrix, its data, indices and index pointers)."""
+    if sp.issparse(before) != sp.issparse(after) or before.shape != after.shape:
+        return False
+    if sp.issparse(before):
+        parts = [(before.data, after.data)] + [
+            (getattr(before, n), getattr(after, n)) for n in ("indices", "indptr")
+            if hasattr(before, n)]
+        return all(a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+                   for a, b in parts)
+    return before.dtype == np.asarray(after).dtype and \
+        np.array_equal(before, after, equal_nan=before.dtype.kind in "fc")
+
+
+def _assert_inputs_unchanged(call, run, kind, **inputs):
+    """Run ``run()`` and fail naming each of ``inputs`` it wrote into."""
+    copies = {name: _copy_input(a) for name, a in inputs.items()}
+    run()
+    written = [name for name, a in inputs.items() if not _same_input(copies[name], a)]
+    assert not written, (f"{call} wrote into its argument{'s' if len(written) > 1 else ''} "
+                         f"{', '.join(written)} ({kind} X); a method must leave its inputs "
+                         "unchanged (copy what it needs to change)")
+
+
+def check_inputs_unchanged(s):
+    """fit, predict_topk and log_proba leave their inputs (X and y, dense and CSR) unchanged:
+    each is compared with a copy taken before the call."""
+    X, y, Xt, yt = s.fresh_data()
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0, X))
+    for kind, X_train, X_test in (("dense", X, Xt), ("sparse CSR", Xs, sp.csr_matrix(Xt))):
+        m = s.make()
+        _assert_inputs_unchanged("fit", lambda: m.fit(X_train, y, n_classes=N_CLASSES), kind,
+                                 X=X_train, y=y)
+        _assert_inputs_unchanged("predict_topk", lambda: m.predict_topk(X_test, 3), kind,
+                                 X=X_test)
+        _assert_inputs_unchanged("log_proba", lambda: _log_proba(m, X_test, yt), kind,
+                                 X=X_test, y=yt)
+
+
 # ---- checks that only read the shared fit ----------------------------------------------
 
 
@@ -310,6 +355,7 @@ def check_path_cost(s):
 ALL_CHECKS = [check_fit_predict_dense, check_fit_predict_sparse, check_k_larger_than_classes,
               check_absent_classes, check_log_proba, check_deterministic, check_pickle,
               check_stats, check_bad_input, check_not_fitted, check_clone,
+              check_inputs_unchanged,
               check_predict_is_pure, check_single_row_matches_batch,
               check_top1_matches_log_proba, check_support_size_counts_log_proba,
               check_log_proba_sums_to_one, check_path_cost]

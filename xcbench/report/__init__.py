@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..store.atomic import write_text_atomically
 from ..store.export import stored_records
 from ..store.results import ResultStore
 from .columns import select_columns
@@ -79,12 +80,11 @@ def write_report(out, title: str = "xcbench report", command: str | None = None,
     text = markdown_report(records, title=title, command=command, plots=captions,
                            family_plots=family_plots, columns=columns, vs_best=marks)
     md = out / "report.md"
-    md.write_text(text, encoding="utf-8")
+    write_text_atomically(md, text)
     html_path = None
     if html:
         from .html import markdown_to_html
 
         html_path = out / "report.html"
-        html_path.write_text(markdown_to_html(text, title=title, image_dir=out),
-                             encoding="utf-8")
+        write_text_atomically(html_path, markdown_to_html(text, title=title, image_dir=out))
     return {"markdown": md, "html": html_path, "plots": plots, "recomputed": recomputed}

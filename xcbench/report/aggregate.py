@@ -5,9 +5,11 @@ import json
 
 import numpy as np
 
+from ..store.compile_share import fit_includes_compile
 from ..store.provenance import record_code, short_commit
 from .columns import COLUMNS
 from .machines import machine_labeller
+from .params import common_values
 from .params import params_label  # noqa: F401 - re-exported for older imports
 
 #: the spread of single-example latency drawn as error bars (percentiles of all calls)
@@ -39,7 +41,8 @@ def latency_spread(runs: list[dict]) -> tuple[float, float] | None:
 
 def group_rows(records: list[dict]) -> list[dict]:
     """Rows of successful runs, sorted: dataset, method, params, machine, n_seeds, values
-    {column name: (mean, std) over seeds in display units} and latency_spread."""
+    {column name: (mean, std) over seeds in display units}, latency_spread and
+    fit_includes_compile (whether a run's fit time includes numba's JIT)."""
     groups: dict[tuple, list[dict]] = {}
     machine_label = machine_labeller(records)
     for r in records:
@@ -54,11 +57,11 @@ def group_rows(records: list[dict]) -> list[dict]:
         for col in COLUMNS:
             mean, std = _mean_std(np.array([_number(col.raw(r)) for r in runs]))
             values[col.name] = (mean * col.scale, std * col.scale)
-        effective = [r.get("effective_params") for r in runs]
         rows.append({"dataset": dataset, "method": method, "params": json.loads(params),
-                     "effective_params": effective[0] if all(e == effective[0]
-                                                             for e in effective) else None,
+                     "effective_params": common_values([r.get("effective_params")
+                                                        for r in runs]),
                      "machine": machine, "n_seeds": len(runs), "values": values,
                      "commits": sorted({short_commit(record_code(r)) for r in runs}),
-                     "latency_spread": latency_spread(runs)})
+                     "latency_spread": latency_spread(runs),
+                     "fit_includes_compile": any(fit_includes_compile(r) for r in runs)})
     return rows

@@ -67,9 +67,15 @@ COLUMNS = [
     Column("throughput", "throughput (ex/s)", "summary", "throughput_per_s", "num", "higher",
            "examples per second of batch prediction"),
     Column("fit_seconds", "fit (s)", "summary", "fit_seconds", "s", "lower",
-           "training wall time"),
+           "training wall time, without numba's JIT (compile_seconds)"),
+    Column("compile_seconds", "compile (s)", "summary", "compile_seconds", "s", "lower",
+           "seconds of the fit numba spent compiling kernels or loading them from its "
+           "on-disk cache, left out of fit (s)"),
+    Column("fit_wall_seconds", "fit wall (s)", "summary", "fit_wall_seconds", "s", "lower",
+           "training wall time as measured, numba's JIT included"),
     Column("fit_cpu_seconds", "fit CPU (s)", "summary", "fit_cpu_seconds", "s", "lower",
-           "training CPU time (all threads): the fit's cost when other jobs share the cores"),
+           "training CPU time (all threads), without numba's JIT: the fit's cost when other jobs "
+           "share the cores"),
     Column("train_throughput", "train (ex/s)", "summary", "train_examples_per_s", "num",
            "higher", "training examples per second"),
     Column("fit_rss_mb", "fit peak RSS (MB)", "memory", "fit_peak_rss_bytes", "mb", "lower",

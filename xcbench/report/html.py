@@ -31,7 +31,7 @@ td:nth-child(2) { font-size: 0.9em; max-width: 30em; }
 
 _IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_NUMERIC = re.compile(r"^(-?[\d,]*\.?\d+(e[-+]?\d+)?( ± \S+)?|n/a|-?inf)$")
+_NUMERIC = re.compile(r"^(-?[\d,]*\.?\d+(e[-+]?\d+)?( ± \S+)?( †)?|n/a|-?inf)$")
 
 
 def inline(text: str) -> str:

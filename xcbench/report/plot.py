@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..store.atomic import replace_atomically
 from .aggregate import LATENCY_SPREAD_PERCENTILES, group_rows
 from .axis_scale import apply_scale, thin_crowded_log_ticks
 from .columns import get_column
@@ -204,11 +205,14 @@ def label_axes(fig, ax, title: str, xlabel: str, ylabel: str, notes=()) -> None:
 
 
 def save_figure(fig, path) -> None:
-    """Save ``fig`` as a PNG at ``path`` (legend included) and close it."""
+    """Save ``fig`` as a PNG at ``path`` (legend included; whole or not at all: a full disk
+    leaves the previous picture) and close it."""
     import matplotlib.pyplot as plt
 
-    fig.savefig(path, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        replace_atomically(path, lambda f: fig.savefig(f, format="png", bbox_inches="tight"))
+    finally:
+        plt.close(fig)
 
 
 def error_vs_latency_plot(records: list[dict], path, title: str = "",

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import math
 
+from ..store.compile_share import (FIT_TIME_COLUMNS, INCLUDES_COMPILE_MARK,
+                                   includes_compile_footnote)
 from .aggregate import group_rows
 from .columns import COLUMNS, select_columns
 from .machines import machine_labeller, machines, mixed_machines_notice, short_machine_names
 from .numbers import mean_pm_std, percent
-from .params import shown_params
+from .params import params_column
 from .provenance import provenance_line
 from .ranking import ranking_lines
 from .significance import BEST, UNKNOWN, VS_BEST_DOC, row_key as row_identity
@@ -61,8 +63,10 @@ def _machine_lines(records: list[dict]) -> list[str]:
 
 def column_glossary(columns) -> list[str]:
     """Markdown lines of the glossary closing a report: what each table column shows."""
-    body = [["params", "the values the run set, else every value it used (defaults: a "
-                       "record older than that)"],
+    body = [["params", "set: the values the run was given (auto->V: what an auto value "
+                       "resolved to); resolved: every other value it used, defaults and the "
+                       "method's own choices, to 3 significant digits (defaults: a record "
+                       "older than that)"],
             ["seeds", "runs averaged in the row"]]
     body += [[c.header, c.doc] for c in columns]
     lines = ["## Columns", "", "Mean ± std over seeds, three significant digits; n/a where a "
@@ -86,7 +90,8 @@ def results_table(rows: list[dict], columns, with_machine: bool,
                   vs_best: dict | None = None) -> list[str]:
     """Markdown lines of one table: one line per row of ``group_rows``; a ``commit`` column
     when the rows come from several commits, and a ``vs best`` column from ``vs_best``
-    ({row identity: text}, see ``significance.vs_best``) when given."""
+    ({row identity: text}, see ``significance.vs_best``) when given. Fit times that include
+    numba's JIT (records older than ``compile_seconds``) are marked, with a footnote."""
     with_commit = len({c for row in rows for c in row.get("commits", [])}) > 1
     if vs_best and not any(vs_best.get(row_identity(r)) not in (None, BEST, UNKNOWN)
                            for r in rows):
@@ -95,7 +100,7 @@ def results_table(rows: list[dict], columns, with_machine: bool,
         + (["commit"] if with_commit else []) + ["seeds"] + (["vs best"] if vs_best else [])
     body, short = [], short_machine_names({row["machine"] for row in rows})
     for row in rows:
-        cells = [row["method"], shown_params(row["params"], row["effective_params"])]
+        cells = [row["method"], params_column(row["params"], row["effective_params"])]
         cells += [short[row["machine"]]] if with_machine else []
         cells += [", ".join(row.get("commits", []))] if with_commit else []
         cells.append(str(row["n_seeds"]))
@@ -103,9 +108,20 @@ def results_table(rows: list[dict], columns, with_machine: bool,
             cells.append(vs_best.get(row_identity(row), UNKNOWN))
         for c in columns:
             mean, std = row["values"][c.name]
-            cells.append(mean_pm_std(mean, std if row["n_seeds"] > 1 else None))
+            cells.append(mean_pm_std(mean, std if row["n_seeds"] > 1 else None)
+                         + _compile_mark(row, c))
         body.append(cells)
-    return _table(head + [c.header for c in columns], body)
+    lines = _table(head + [c.header for c in columns], body)
+    marked = sum(any(_compile_mark(row, c) for c in columns) for row in rows)
+    return lines + (["", includes_compile_footnote(marked)] if marked else [])
+
+
+def _compile_mark(row: dict, column) -> str:
+    """The marker of a fit-time cell whose runs' fit times include numba's JIT, else ''."""
+    if column.name in FIT_TIME_COLUMNS and row.get("fit_includes_compile") \
+            and not math.isnan(row["values"][column.name][0]):
+        return " " + INCLUDES_COMPILE_MARK
+    return ""
 
 
 def failed_table(records: list[dict]) -> list[str]:
@@ -113,7 +129,8 @@ def failed_table(records: list[dict]) -> list[str]:
     failed = [r for r in records if r["status"] != "ok"]
     if not failed:
         return []
-    body = [[r["method"], shown_params(r["params"], r.get("effective_params")),
+    body = [[r["method"], params_column(r["params"], r.get("effective_params"),
+                                        r.get("resolved_params") or ()),
              str(r["seed"]), r["status"],
              ((r.get("error") or "").strip().splitlines() or [""])[0]] for r in failed]
     return ["", "Runs that did not finish:", ""] + _table(

@@ -15,9 +15,10 @@ from ..contract.validate import (check_log_proba_output, check_path_cost_output,
                                  check_support_output, check_topk_log_p, check_topk_output)
 from ..metrics import path_cost_summary, quality_metrics
 from .fresh_interpreter import run_in_interpreter
+from .inputs import private_copy, read_only_dataset
 from .isolation import error_text, memory_error_text, run_in_child
-from .measure import (batch_throughput, cpu_seconds, latency_summary, single_example_latency,
-                      time_call)
+from .jit_time import jit_timed_call
+from .measure import batch_throughput, cpu_seconds, latency_summary, single_example_latency
 from .memory import format_gb, peak_rss, reset_peak_rss, rss
 from .options import RunOptions
 from .plan import Cell, cell_method_params
@@ -30,9 +31,11 @@ def _nnz(X) -> int:
 
 def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
     """Fit one cell in this process and measure it once per query combination; return the
-    measured sections of each record (and its raw arrays), in the order of ``cell.queries``."""
+    measured sections of each record (and its raw arrays), in the order of ``cell.queries``.
+    The method gets read-only views of the data (``inputs``)."""
     from threadpoolctl import threadpool_limits
 
+    dataset = read_only_dataset(dataset)
     spec = get_method_spec(cell.method)
     params = cell_method_params(cell, spec.valid_params())
     fit_threads = options.fit_threads or options.threads
@@ -44,9 +47,9 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
         before, cpu_before = rss(), cpu_seconds()
         with threadpool_limits(limits=fit_threads), \
                 progress_listener(phase_board().set_progress):
-            _, fit_seconds = time_call(method.fit, dataset.X_train, dataset.y_train,
-                                       n_classes=dataset.n_classes)
-        fit_cpu_seconds = cpu_seconds() - cpu_before
+            _, fit = jit_timed_call(method.fit, dataset.X_train, dataset.y_train,
+                                    n_classes=dataset.n_classes)
+        fit_cpu_seconds = max(cpu_seconds() - cpu_before - fit.jit_cpu_seconds, 0.0)
         resolved = resolved_params(method)
         memory = {"rss_before_fit_bytes": before,
                   "fit_peak_rss_bytes": peak_rss() if reset else None,
@@ -59,10 +62,14 @@ def measure_cell(cell: Cell, dataset, options: RunOptions) -> list[dict]:
                 results.append(_measure_fitted(method, dataset, options))
     messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
     for sections in results:
-        sections["summary"]["fit_seconds"] = sections["timings"]["fit_seconds"] = fit_seconds
+        sections["timings"].update(fit.fields("fit"))
+        sections["summary"]["fit_seconds"] = fit.work_seconds
+        sections["summary"]["compile_seconds"] = fit.jit_seconds
+        sections["summary"]["fit_wall_seconds"] = fit.wall_seconds
         sections["summary"]["fit_cpu_seconds"] = fit_cpu_seconds
         sections["timings"]["fit_cpu_seconds"] = fit_cpu_seconds
-        sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0] / fit_seconds)
+        sections["summary"]["train_examples_per_s"] = float(dataset.X_train.shape[0]
+                                                            / max(fit.work_seconds, 1e-9))
         sections["timings"]["fit_threads"] = fit_threads
         sections["memory"] = dict(memory)
         sections["warnings"] = messages
@@ -93,20 +100,24 @@ def _pickled_size(method) -> int | None:
 
 def _measure_fitted(method, dataset, options: RunOptions) -> dict:
     """Quality metrics, statistics, prediction timings and path cost of a fitted method,
-    after checking its outputs; raw arrays under ``"raw_arrays"``."""
+    after checking its outputs; raw arrays under ``"raw_arrays"``. What is scored (the test
+    labels, each output) is the scorer's own copy, taken before the method runs again."""
     X, y, n, k = dataset.X_test, dataset.y_test, dataset.X_test.shape[0], options.topk
-    (labels, scores), first_predict = time_call(method.predict_topk, X, k)
+    truth = private_copy(y)
+    (labels, scores), first_predict = jit_timed_call(method.predict_topk, X, k)
     check_topk_output(labels, scores, n, k, dataset.n_classes)
+    labels, scores = private_copy(labels), private_copy(scores)
     try:
-        log_p, log_proba_seconds = time_call(method.log_proba, X, y)
-        support = method.support_size(X)
+        log_p, log_proba = jit_timed_call(method.log_proba, X, y)
+        log_p = private_copy(log_p)
+        support = private_copy(method.support_size(X))
     except NotImplementedError:  # a method with no probability model reports no perplexity
-        log_p, log_proba_seconds, support = None, None, None
+        log_p, log_proba, support = None, None, None
     if log_p is not None:
         check_log_proba_output(log_p, n)
         check_support_output(support, n, dataset.n_classes)
         check_topk_log_p(_topk_log_p(method, X, labels))
-    metrics = quality_metrics(labels, y, log_p, support, dataset.n_classes,
+    metrics = quality_metrics(labels, truth, log_p, support, dataset.n_classes,
                               epsilon=options.smoothing_epsilon)
     batch_seconds = batch_throughput(method, X, k, options.throughput_repeats,
                                      options.throughput_budget)
@@ -114,7 +125,8 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
                                      options.latency_warmup, k=1)
     summary = {"throughput_per_s": float(n / np.median(batch_seconds)),
                **latency_summary(latency)}
-    timings = {"first_predict_seconds": first_predict, "log_proba_seconds": log_proba_seconds,
+    timings = {**first_predict.fields("first_predict"),
+               **(log_proba.fields("log_proba") if log_proba else {"log_proba_seconds": None}),
                "batch_predict_seconds": batch_seconds.tolist(), "batch_size": n,
                "latency_seconds": latency.tolist()}
     stats = method.stats()
@@ -122,7 +134,7 @@ def _measure_fitted(method, dataset, options: RunOptions) -> dict:
     return {"metrics": metrics, "stats": stats, "summary": summary, "timings": timings,
             "path_cost": path_cost_summary(cost),
             "raw_arrays": {"labels": labels, "scores": scores, "log_p": log_p,
-                           "support": support, "path_cost": cost, "y": np.asarray(y)}}
+                           "support": support, "path_cost": cost, "y": truth}}
 
 
 #: test rows whose top-k labels' log_proba the runner checks (cheap: k calls on these rows)

@@ -74,14 +74,19 @@ _loaded: dict = {}
 
 def cached_dataset(name: str, data_dir: str | None):
     """Dataset ``name`` loaded from ``data_dir`` through the registry; the last one loaded in
-    this process is kept, so the cells of one dataset load it once."""
+    this process is kept, so the cells of one dataset load it once. Its arrays are made
+    read-only, so that no cell can change the data of the next (``inputs.freeze``)."""
     from ..data import data_dir as resolve_data_dir
     from ..data import get_dataset_spec
+    from .inputs import freeze
 
     key = (name, str(resolve_data_dir(data_dir)))
     if key not in _loaded:
         _loaded.clear()  # free the previous dataset before loading the next
-        _loaded[key] = get_dataset_spec(name).load(resolve_data_dir(data_dir))
+        dataset = get_dataset_spec(name).load(resolve_data_dir(data_dir))
+        for array in (dataset.X_train, dataset.y_train, dataset.X_test, dataset.y_test):
+            freeze(array)
+        _loaded[key] = dataset
     return _loaded[key]
 
 

@@ -22,7 +22,8 @@ import threading
 import time
 from multiprocessing.connection import Connection
 
-from .isolation import POLL_SECONDS, death_text, error_text, memory_error_text, over_limits
+from .isolation import (POLL_SECONDS, death_text, error_text, kill_group, memory_error_text,
+                        over_limits)
 from .memory import rss
 from .progress import phase_board
 
@@ -52,6 +53,7 @@ def run_in_interpreter(fn, args, timeout: float, memory_limit: int | None = None
             pass  # the child died early: its exit code says why, below
         return _wait(proc, conn, board, timeout, memory_limit, on_wait)
     finally:
+        kill_group(proc.pid)  # its own session: the child and any process it started
         if proc.poll() is None:
             proc.kill()
         proc.wait()

@@ -3,7 +3,10 @@
 The child dies with its parent (``PR_SET_PDEATHSIG``), caps its data segment so an
 allocation over the limit raises MemoryError, and the parent kills it if its resident memory
 still grows past the limit: an overrun becomes an ``error`` status, never a kernel OOM kill
-of the whole run.
+of the whole run. The child leads its own process group, and the parent kills the whole
+group when the cell ends (timeout, memory, done or interrupted), so a subprocess a method
+started does not outlive its cell. Ctrl-C and SIGTERM are held back while the child is
+forked and delivered right after, so a signal landing in the fork is not lost.
 """
 from __future__ import annotations
 
@@ -18,10 +21,17 @@ from .memory import cap_data_memory, format_gb, rss
 #: seconds between the parent's checks of the child (result, timeout, memory)
 POLL_SECONDS = 0.2
 
+#: the signals that stop a run; held back while a cell's child is forked
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
 
 def error_text(exc: BaseException) -> str:
-    """A failure as stored in a record: type, message, then the traceback."""
-    return f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+    """A failure as stored in a record: type, message (with a hint when a method wrote into
+    its read-only inputs), then the traceback."""
+    from .inputs import WRITE_HINT, is_input_write
+
+    hint = f" ({WRITE_HINT})" if is_input_write(exc) else ""
+    return f"{type(exc).__name__}: {exc}{hint}\n{traceback.format_exc()}"
 
 
 def memory_error_text(exc: BaseException, limit: int) -> str:
@@ -78,6 +88,8 @@ def _child(conn, parent_pid, memory_limit, fn, args):
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it kills us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked across the fork
+    _lead_own_group(0)
     try:
         if memory_limit:
             cap_data_memory(memory_limit)
@@ -102,9 +114,16 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
     baseline = rss() or 0
     proc = ctx.Process(target=_child, args=(child, os.getpid(), memory_limit, fn, args),
                        daemon=True)
-    proc.start()
-    child.close()
     try:
+        # a Ctrl-C or SIGTERM landing while os.fork runs its hooks would be swallowed
+        # ("Exception ignored in ... _releaseLock"); blocked, it is delivered just after
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            proc.start()
+        finally:
+            child.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _lead_own_group(proc.pid)  # also here: the group exists before it may be killed
         start, last_report = time.perf_counter(), 0.0
         while not parent.poll(POLL_SECONDS):  # EOF (a dead child) also ends the wait
             elapsed = time.perf_counter() - start
@@ -122,10 +141,29 @@ def run_in_child(fn, args, timeout: float, memory_limit: int | None = None, on_w
         proc.join()
         return status, payload
     finally:
+        if proc.pid is not None:
+            kill_group(proc.pid)  # the child and any process it started
         if proc.is_alive():
             proc.kill()
             proc.join()
         parent.close()
+
+
+def _lead_own_group(pid: int) -> None:
+    """Make process ``pid`` (0: this one) the leader of its own process group; called by
+    both the child and the parent, whichever runs first (no-op where it fails)."""
+    try:
+        os.setpgid(pid, 0)
+    except OSError:  # the child is gone already, or leads its group already
+        pass
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process of the group ``pgid`` (no-op when it has none left)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def death_text(exitcode, memory_limit) -> str:

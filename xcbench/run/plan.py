@@ -106,6 +106,21 @@ def _dedupe(values: list) -> list:
     return list(first.values())
 
 
+#: the largest seed: numpy's RandomState (and scikit-learn's ``random_state``) takes
+#: integers in [0, 2**32 - 1]
+MAX_SEED = 2 ** 32 - 1
+
+
+def seed_problem(seed) -> str | None:
+    """Why ``seed`` cannot seed a run (negative, or above ``MAX_SEED``), or None."""
+    if seed < 0:
+        return f"{seed} is negative (numpy seeds cannot be negative)"
+    if seed > MAX_SEED:
+        return (f"{seed} is above 2**32 - 1 = {MAX_SEED}, the largest seed numpy's "
+                "RandomState and a method's random_state accept")
+    return None
+
+
 def expand_plan(methods, datasets, seeds=(0,), param_overrides=None,
                 require_installed: bool = True) -> list[Cell]:
     """All cells: for each method its param grid (overrides replace grid entries), x datasets x seeds.
@@ -114,7 +129,8 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None,
     raise KeyError/ValueError listing what is valid; with ``require_installed``, a method
     whose optional library is not installed raises MethodUnavailable (a ValueError) with its
     install command (a plan that is only read, as a suite's report reads it, passes False).
-    Equal values (``1`` and ``1.0``) give one cell.
+    Equal values (``1`` and ``1.0``) give one cell. A plan of more than ``MAX_PLAN_CELLS``
+    cells is refused (ValueError) before any cell is listed.
     """
     from ..contract.plugins import get_method_spec
 
@@ -131,16 +147,15 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None,
         raise ValueError("parameters given for method(s) not in the plan: " + ", ".join(
             f"{name!r}{did_you_mean(name, methods)}" for name in unknown)
             + f"; the plan's methods: {', '.join(dict.fromkeys(methods))}")
+    grids = {name: _method_grids(spec, param_overrides.get(name, {}))
+             for name, spec in specs.items()}
+    n_cells, n_measurements = plan_size(grids, datasets, seeds)
+    if n_cells > MAX_PLAN_CELLS:
+        raise ValueError(f"the plan has {n_cells:,} cells ({n_measurements:,} measurements), "
+                         f"more than the {MAX_PLAN_CELLS:,} one plan may hold: sweep fewer "
+                         "values, or split the grid into several runs or suites")
     cells = []
-    for name, spec in specs.items():
-        overrides = param_overrides.get(name, {})
-        check_param_names(spec, [part for key in overrides for part in key.split("+")])
-        zipped = [key for key in overrides if "+" in key]
-        if any(part in spec.query_params for key in zipped for part in key.split("+")):
-            raise ValueError(f"query parameters of {name!r} cannot be swept together with '+'")
-        grid = {**{k: _dedupe(v) for k, v in spec.param_grid.items()},
-                **{k: _dedupe(v) for k, v in overrides.items() if k not in spec.query_params}}
-        query_grid = {k: _dedupe(overrides.get(k, v)) for k, v in spec.query_params.items()}
+    for name, (grid, query_grid) in grids.items():
         queries = tuple(tuple(sorted(q.items())) for q in ParameterGrid(query_grid or [{}]))
         for params in map(_unzip, ParameterGrid(grid or [{}])):
             for dataset in dict.fromkeys(datasets):
@@ -148,6 +163,37 @@ def expand_plan(methods, datasets, seeds=(0,), param_overrides=None,
                     cells.append(Cell(name, tuple(sorted(params.items())), dataset, seed,
                                       queries))
     return cells
+
+
+#: the most cells one plan may hold: a larger grid is refused before it is expanded
+#: (200 values of 4 parameters would need gigabytes just to list its cells)
+MAX_PLAN_CELLS = 100_000
+
+
+def _method_grids(spec, overrides: dict) -> tuple[dict, dict]:
+    """(build grid, query grid) of the method of ``spec`` with ``overrides`` replacing its
+    own grid entries; ValueError for unknown parameters or zipped query parameters."""
+    name = spec.name
+    check_param_names(spec, [part for key in overrides for part in key.split("+")])
+    zipped = [key for key in overrides if "+" in key]
+    if any(part in spec.query_params for key in zipped for part in key.split("+")):
+        raise ValueError(f"query parameters of {name!r} cannot be swept together with '+'")
+    grid = {**{k: _dedupe(v) for k, v in spec.param_grid.items()},
+            **{k: _dedupe(v) for k, v in overrides.items() if k not in spec.query_params}}
+    query_grid = {k: _dedupe(overrides.get(k, v)) for k, v in spec.query_params.items()}
+    return grid, query_grid
+
+
+def plan_size(grids: dict, datasets, seeds) -> tuple[int, int]:
+    """(cells, measurements) of a plan of ``grids`` (method -> (build grid, query grid)),
+    counted without listing them."""
+    runs = len(dict.fromkeys(datasets)) * len(dict.fromkeys(int(s) for s in seeds))
+    cells = measurements = 0
+    for grid, query_grid in grids.values():
+        n = len(ParameterGrid(grid or [{}])) * runs
+        cells += n
+        measurements += n * len(ParameterGrid(query_grid or [{}]))
+    return cells, measurements
 
 
 def check_param_names(spec, names) -> None:

@@ -3,16 +3,18 @@
 A cell's phase (``loading``, ``fitting``, ``measuring``) and the progress its fit reports
 (``report_progress``: ``pass 3/10``) are written by whoever is doing that work into a small
 shared-memory board that a forked child inherits, so the parent (the runner, or a Dask
-worker) reads them while it waits. The time left comes from the finished cells of the same
-method only: until every method still to run has finished a cell, it says ``estimating``.
+worker) reads them while it waits. The time left is the sum of what each cell still to run is
+expected to take (``cell_costs``: this run's finished cells and this machine's earlier
+records), spread over the workers.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import threading
-from collections import defaultdict
 
 from ..fit_progress import progress_text
+from .cell_costs import CellCosts, Guess, time_left
+from .terminal import terminal_size
 
 PHASES = ("loading", "fitting", "measuring")
 _BOARD_BYTES = 16
@@ -75,26 +77,6 @@ def report_phase(phase: str) -> None:
     phase_board().set(phase)
 
 
-def estimate_remaining(finished: dict[str, list[float]], remaining: list[str],
-                       parallel: int = 1, running=()) -> float | None:
-    """Seconds left for the cells of ``remaining`` (one method name per cell not started)
-    and ``running`` ((method, seconds it has run) per cell), spread over ``parallel``
-    workers, from the durations of finished cells by method.
-
-    A cell is expected to take its method's mean finished duration (a running one, what is
-    left of it); None while a method among them has no finished cell: another method's
-    duration says nothing about it."""
-    if parallel < 1:
-        raise ValueError(f"parallel must be at least 1, got {parallel}")
-    means = {m: sum(ds) / len(ds) for m, ds in finished.items() if ds}
-    running = list(running)
-    if any(m not in means for m in [*remaining, *(m for m, _ in running)]):
-        return None
-    left = sum(means[m] for m in remaining)
-    left += sum(max(means[m] - seconds, 0.0) for m, seconds in running)
-    return left / parallel
-
-
 def format_duration(seconds: float) -> str:
     """``1h02m``, ``3m05s`` or ``42s``."""
     seconds = int(round(seconds))
@@ -105,9 +87,16 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def format_eta(seconds: float | None) -> str:
-    """``ETA 1h02m``, ``ETA 3m05s``, ``ETA 42s`` or ``ETA estimating`` when unknown."""
-    return "ETA estimating" if seconds is None else f"ETA {format_duration(seconds)}"
+def format_eta(left: float | Guess | None) -> str:
+    """``ETA 1h02m``, ``ETA 3m05s``, ``ETA 42s``, ``ETA <1s``, ``ETA estimating`` when unknown;
+    ``ETA ~3m05s`` for a rough :class:`Guess` (from another method's time)."""
+    if left is None:
+        return "ETA estimating"
+    guess = left if isinstance(left, Guess) else Guess(float(left))
+    mark = "~" if guess.rough else ""
+    if 0 < guess.seconds < 0.5:
+        return f"ETA {mark}<1s"
+    return f"ETA {mark}{format_duration(guess.seconds)}"
 
 
 def cell_text(phase: str, seconds: float, progress: str = "") -> str:
@@ -117,20 +106,24 @@ def cell_text(phase: str, seconds: float, progress: str = "") -> str:
 
 class RunProgress:
     """The progress of a run: cells done, what is running (phase, seconds, the fit's own
-    progress) and the time left (see :func:`estimate_remaining`).
+    progress) and the time left (see :func:`~xcbench.run.cell_costs.time_left`).
 
-    On a terminal it is a tqdm bar. Otherwise (output piped to a file or a CI log) it writes
-    plain lines without carriage returns or padding: each finished cell's lines, then
-    ``N/TOTAL done, ETA ...``, and while cells run at most one status line every
-    ``PLAIN_SECONDS``. ``methods`` lists the method of every cell of the plan (the time left
-    counts them all); ``clock`` (seconds) paces the plain lines. Safe to update from several
-    threads (a Dask client reports phases from its event loop)."""
+    On a terminal it is a tqdm bar (80 columns wide when the terminal reports no width).
+    Otherwise (output piped to a file or a CI log) it writes plain lines without carriage
+    returns or padding: each finished cell's lines, then ``N/TOTAL done, ETA ...``, and
+    while cells run at most one status line every ``PLAIN_SECONDS``. ``cells`` lists the
+    (method, dataset) of every cell of the plan (``methods``: the methods alone, datasets
+    unknown); ``costs`` holds what is known of their durations beforehand (a
+    :class:`~xcbench.run.cell_costs.CellCosts`, e.g. from the store's earlier records);
+    ``clock`` (seconds) paces the plain lines. Safe to update from several threads (a Dask
+    client reports phases from its event loop)."""
 
     #: seconds between two plain status lines while cells run
     PLAIN_SECONDS = 30.0
 
     def __init__(self, total: int, parallel: int = 1, enabled: bool = True, methods=(),
-                 stream=None, out=None, terminal: bool | None = None, clock=None):
+                 stream=None, out=None, terminal: bool | None = None, clock=None, cells=(),
+                 costs: CellCosts | None = None):
         import sys
         import time
         from collections import Counter
@@ -145,57 +138,67 @@ class RunProgress:
         self._lock = threading.Lock()
         self._done_labels: set[str] = set()
         self._done = 0
-        self._remaining = Counter(methods)
-        self._finished: dict[str, list[float]] = defaultdict(list)
-        self._running: dict[str, tuple[str | None, str, float]] = {}  # label: method, text, s
+        self._remaining = Counter([(m, None) for m in methods] + [tuple(c) for c in cells])
+        self.costs = costs if costs is not None else CellCosts()
+        self._running: dict[str, tuple[tuple | None, str, float]] = {}  # label: cell, text, s
         self._last_plain: float | None = None
         self._bar = None
         if enabled and terminal:
             from tqdm.auto import tqdm
 
+            columns, lines = terminal_size(self._stream)
             self._bar = tqdm(total=total, desc="xcbench run", unit="run", file=self._stream,
+                             ncols=columns, nrows=lines,
                              bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} "
                                         "[{elapsed}{postfix}]")
 
-    def planned(self, method: str) -> None:
+    def planned(self, method: str, dataset: str | None = None) -> None:
         """A cell of ``method`` will run (for plans whose methods were not given up front)."""
         with self._lock:
-            self._remaining[method] += 1
+            self._remaining[method, dataset] += 1
 
-    def skipped(self, method: str | None = None) -> None:
+    def dataset_loaded(self, name: str, stats: dict | None) -> None:
+        """Dataset ``name`` was loaded: its size (``stats``) scales other cells' durations."""
+        with self._lock:
+            self.costs.learn_size(name, stats)
+            self._show(force=False)
+
+    def skipped(self, method: str | None = None, dataset: str | None = None) -> None:
         """A cell whose records are all stored already (resume)."""
         with self._lock:
-            if method is not None and self._remaining[method] > 0:
-                self._remaining[method] -= 1
+            if method is not None:
+                self._uncount(method, dataset)
             self._advance()
 
     def status(self, label: str, text: str, method: str | None = None,
-               seconds: float = 0.0) -> None:
-        """Show what the running cell ``label`` (of ``method``, running for ``seconds``) is
-        doing; an empty ``text`` removes it. Ignored for a cell already finished (a late
-        report)."""
+               seconds: float = 0.0, dataset: str | None = None) -> None:
+        """Show what the running cell ``label`` (of ``method`` on ``dataset``, running for
+        ``seconds``) is doing; an empty ``text`` removes it. Ignored for a cell already
+        finished (a late report)."""
         with self._lock:
             if label in self._done_labels:
                 return
             if text:
-                self._running[label] = (method, text, seconds)
+                cell = None if method is None else (method, dataset)
+                self._running[label] = (cell, text, seconds)
             else:
                 self._running.pop(label, None)
             self._show()
 
     def cell_status(self, label: str, method: str, phase: str, seconds: float,
-                    progress: str = "") -> None:
+                    progress: str = "", dataset: str | None = None) -> None:
         """A running cell's phase, seconds and fit progress (see :func:`cell_text`)."""
-        self.status(label, cell_text(phase, seconds, progress), method, seconds)
+        self.status(label, cell_text(phase, seconds, progress), method, seconds, dataset)
 
-    def finished(self, label: str, method: str, seconds: float, lines=()) -> None:
-        """Cell ``label`` of ``method`` finished after ``seconds``; print ``lines``."""
+    def finished(self, label: str, method: str, seconds: float, lines=(),
+                 dataset: str | None = None) -> None:
+        """Cell ``label`` of ``method`` on ``dataset`` finished after ``seconds``; print
+        ``lines``."""
         with self._lock:
             self._done_labels.add(label)
             self._running.pop(label, None)
-            if self._remaining[method] > 0:
-                self._remaining[method] -= 1
-            self._finished[method].append(seconds)
+            self._uncount(method, dataset)
+            self.costs.finished(method, dataset, seconds)
             if self.enabled:
                 for line in lines:
                     self._print_result(line)
@@ -205,14 +208,22 @@ class RunProgress:
 
     def eta(self) -> str:
         """The current estimate of the time left, formatted."""
-        running = [(m, s) for m, _, s in self._running.values() if m is not None]
-        waiting = self._remaining.copy()
-        waiting.subtract(m for m, _ in running)
-        not_started = [m for m, n in waiting.items() for _ in range(max(n, 0))]
         if self._done >= self.total:
             return format_eta(0.0)
-        return format_eta(estimate_remaining(self._finished, not_started, self.parallel,
-                                             running))
+        running = [(*cell, s) for cell, _, s in self._running.values() if cell is not None]
+        waiting = self._remaining.copy()
+        waiting.subtract((m, d) for m, d, _ in running)
+        not_started = [cell for cell, n in waiting.items() for _ in range(max(n, 0))]
+        return format_eta(time_left(self.costs, not_started, running, self.parallel))
+
+    def _uncount(self, method: str, dataset: str | None) -> None:
+        """One cell of ``method`` on ``dataset`` is no longer waiting (of ``method`` on
+        another dataset when none is waiting there, e.g. ``dataset`` not given)."""
+        fallbacks = [cell for cell in self._remaining if cell[0] == method]
+        for cell in [(method, dataset), *fallbacks]:
+            if self._remaining[cell] > 0:
+                self._remaining[cell] -= 1
+                return
 
     def _advance(self) -> None:
         self._done += 1
@@ -238,10 +249,11 @@ class RunProgress:
     def _show(self, force: bool = True) -> None:
         if not self.enabled:
             return
-        line = ", ".join(p for p in (self._running_text(), self.eta()) if p)
-        if self._bar is not None:
-            self._bar.set_postfix_str(line, refresh=True)
+        running, eta = self._running_text(), self.eta()
+        if self._bar is not None:  # the time left first: a narrow terminal cuts the end
+            self._bar.set_postfix_str("; ".join(p for p in (eta, running) if p), refresh=True)
             return
+        line = ", ".join(p for p in (running, eta) if p)
         now = self._clock()
         if self._running and force and (self._last_plain is None
                                         or now - self._last_plain >= self.PLAIN_SECONDS):

@@ -33,27 +33,42 @@ def newest_by_key(records) -> dict:
     return {record["key"]: record for record in records}
 
 
-def reusable(newest: dict, retry) -> dict:
+def reusable(newest: dict, retry, isolated: bool = True) -> dict:
     """The records of ``newest`` (key -> newest record) whose status ``--retry`` does not
-    run again. Filter after taking the newest: an older record of another status must not
-    stand in for a retried one."""
-    return {k: r for k, r in newest.items() if r["status"] not in retry}
+    run again, less, for an ``isolated`` run, those made ``--in-process``. Filter after
+    taking the newest: an older record of another status must not stand in for a retried
+    one."""
+    return {k: r for k, r in newest.items()
+            if r["status"] not in retry and not (isolated and made_in_process(r))}
+
+
+def made_in_process(record: dict) -> bool:
+    """Whether ``record`` was measured ``--in-process`` (no isolation: an isolated run does
+    not reuse it)."""
+    return bool((record.get("run_options") or {}).get("in_process"))
 
 
 class ResumeState:
     """The stored records of a results folder as ``--resume`` sees them.
 
     ``stored`` maps each key to its newest record, without those whose status is in
-    ``retry``; :meth:`reuse` returns the stored records of a cell's keys and notes, for each
-    key it cannot serve, why (a retried status, or a record of the same measurement made by
-    other code or on other data)."""
+    ``retry`` and, for an ``isolated`` run, those made ``--in-process``; :meth:`reuse`
+    returns the stored records of a cell's keys and notes, for each key it cannot serve, why
+    (a retried status, made in-process, or a record of the same measurement made by other
+    code or on other data). :meth:`usable` judges the records read again when a cell is
+    claimed: a retried record stored by another run since this one started counts as done
+    (that run retried it)."""
 
-    def __init__(self, records: list[dict], code: dict, retry=()):
+    def __init__(self, records: list[dict], code: dict, retry=(), isolated: bool = True):
         newest = newest_by_key(records)
         self.code = code
         self.retry = tuple(retry)
-        self.stored = reusable(newest, self.retry)
+        self.isolated = isolated
+        self.stored = reusable(newest, self.retry, isolated)
+        self._seen = Counter(record["key"] for record in records)
         self._retried = {k: r["status"] for k, r in newest.items() if r["status"] in self.retry}
+        self._in_process = {k for k, r in newest.items()
+                            if k not in self._retried and k not in self.stored}
         self._same_measurement: dict[tuple, dict] = {}
         for record in newest.values():
             self._same_measurement[record_identity(record)] = record
@@ -75,6 +90,9 @@ class ResumeState:
             if key in self._retried:
                 self.retried[self._retried[key]] += 1
                 continue
+            if key in self._in_process:
+                self.stale["made --in-process (an isolated run measures it again)"] += 1
+                continue
             ident = measurement_identity(cell.method, params, cell.dataset, cell.seed,
                                          keyed_options)
             old = self._same_measurement.get(ident) or self._same_measurement.get(ident[:4])
@@ -87,6 +105,17 @@ class ResumeState:
                 self.stale[why_stale(old, self.code, plugin)] += 1
         self.reused += len(found)
         return found
+
+    def usable(self, records) -> dict:
+        """key -> newest record of ``records`` (the store read again, in file order) that
+        this run need not measure: ``stored``'s rule, except that a record of a retried
+        status stored after this run started (by a concurrent run) is done."""
+        records = list(records)
+        newest = newest_by_key(records)
+        count = Counter(record["key"] for record in records)
+        retry = {k: () if count[k] > self._seen[k] else self.retry for k in newest}
+        return {k: r for k, r in newest.items()
+                if reusable({k: r}, retry[k], self.isolated)}
 
     def summary(self) -> str | None:
         """One paragraph: how many records were reused, how many re-run and why."""

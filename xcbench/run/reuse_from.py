@@ -14,13 +14,15 @@ from collections import Counter
 from pathlib import Path
 
 from ..store.results import ResultStore
+from .resume import made_in_process
 
 
 class Lenders:
     """The ``ok`` records of the ``folders`` (results folders or their ``results.jsonl``),
-    by key: the first folder that holds a key lends it, its newest record of the key."""
+    by key, less those made ``--in-process`` when the borrowing run is ``isolated``
+    (``resume``'s rule): the first folder that holds a key lends it, its newest record of the key."""
 
-    def __init__(self, folders=()):
+    def __init__(self, folders=(), isolated: bool = True):
         self.by_key: dict[str, tuple[dict, ResultStore]] = {}
         self.copied: Counter = Counter()  # folder -> records copied from it
         for folder in folders:
@@ -29,7 +31,8 @@ class Lenders:
                 raise ValueError(f"--reuse-from {folder}: no results file there "
                                  f"({store.path}); name a folder that `xcbench run --out` "
                                  "wrote")
-            newest = {r["key"]: r for r in store.records() if r["status"] == "ok"}
+            newest = {r["key"]: r for r in store.records()
+                      if r["status"] == "ok" and not (isolated and made_in_process(r))}
             for key, record in newest.items():
                 self.by_key.setdefault(key, (record, store))
 

@@ -24,7 +24,7 @@ from ..store.claims import CellClaims
 from ..store.records import build_record, encode_record, run_key
 from ..store.results import RESULTS_FILE, ResultStore
 from ..version import __version__
-from .resume import ResumeState, newest_by_key, reusable
+from .resume import ResumeState
 from .reuse_from import Lenders
 from .cell import measure_cell
 from .cell_job import CellJob
@@ -127,6 +127,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     """
     from .cell_job import cached_dataset, dataset_facts
     from .executors import make_executor
+    from .cell_costs import CellCosts
     from .progress import RunProgress
 
     options = options or RunOptions()
@@ -137,39 +138,44 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     runner = make_executor(executor, scheduler, workers)
     store = ResultStore(out)
     code = provenance.code_state()
-    previous = ResumeState(store.records() if resume else [], code, retry)
+    previous = ResumeState(store.records() if resume else [], code, retry, options.isolate)
     stored = previous.stored
-    lenders = Lenders(reuse_from if resume else ())
+    lenders = Lenders(reuse_from if resume else (), options.isolate)
     claims = CellClaims(store) if resume else None
     outcome, facts = PlanOutcome([], []), {}
     with sigterm_as_interrupt(), runner:
         memory_limit = runner.default_memory_limit(options)
         bar = RunProgress(len(cells), runner.parallel, enabled=progress,
-                          methods=[c.method for c in cells])
+                          cells=[(c.method, c.dataset) for c in cells],
+                          costs=CellCosts.from_store(store))
 
         def jobs():
             for name in dataset_specs:
                 bar.status("data", f"loading {name}")
                 dataset = cached_dataset(name, data_dir)
                 facts[name] = dataset_facts(dataset)
+                bar.dataset_loaded(name, dataset.stats)
                 bar.status("data", "")
                 for cell in [c for c in cells if c.dataset == name]:
                     keys = _cell_keys(cell, dataset.checksum, options, code)
                     lenders.lend(store, keys, stored)
                     if claims is not None and _claim(store, claims, keys, stored,
-                                                     previous.retry) == "taken":
+                                                     previous) == "taken":
                         outcome.taken.append(f"{cell.method} on {cell.dataset} seed {cell.seed}")
-                        bar.skipped()
+                        bar.skipped(cell.method, cell.dataset)
                         continue
                     outcome.reused += previous.reuse(cell, keys, dataset.checksum,
                                                      options.keyed(), _plugin(cell))
                     if all(key in stored for key in keys):
-                        bar.skipped(cell.method)
+                        bar.skipped(cell.method, cell.dataset)
                         continue
                     yield CellJob(cell, data_dir, dataset.checksum, options, memory_limit)
 
         def on_status(job, phase, seconds, progress=""):
-            bar.cell_status(job.label, job.cell.method, phase, seconds, progress)
+            bar.cell_status(job.label, job.cell.method, phase, seconds, progress,
+                            dataset=job.cell.dataset)
+            if claims is not None:
+                claims.renew()  # a claim's lease runs out unless the run measuring renews it
 
         try:
             with contextlib.closing(runner.run(jobs(), on_status)) as finished:
@@ -181,7 +187,7 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
                         claims.release(_cell_keys(job.cell, job.checksum, options, code)[0])
                     outcome.records += new
                     bar.finished(job.label, job.cell.method, result.wall_seconds,
-                                 [one_line(r) for r in new])
+                                 [one_line(r) for r in new], dataset=job.cell.dataset)
         finally:
             bar.close()
             if claims is not None:
@@ -192,14 +198,14 @@ def execute_plan(methods, datasets, seeds=(0,), out="xcbench-results", param_ove
     return outcome
 
 
-def _claim(store, claims, keys, stored, retry=()) -> str:
+def _claim(store, claims, keys, stored, previous: ResumeState) -> str:
     """Claim a cell (named by its first key) under the store lock, after reading the records
-    other runs stored meanwhile into ``stored`` (the newest record of each key, unless
-    its status is one ``--retry`` re-runs): ``"claimed"``, ``"stored"`` or ``"taken"``."""
+    other runs stored meanwhile into ``stored`` (``ResumeState.usable``: a cell another run
+    measured or retried since this one started is done): ``"claimed"``, ``"stored"`` or
+    ``"taken"``."""
     with store.lock():
         if not all(k in stored for k in keys):
-            mine = newest_by_key(r for r in store.records() if r["key"] in keys)
-            stored.update(reusable(mine, retry))
+            stored.update(previous.usable(r for r in store.records() if r["key"] in keys))
         return claims.claim(keys[0], lambda _: all(k in stored for k in keys))
 
 
@@ -226,7 +232,7 @@ def _outcome_records(store, job, result, facts, dataset_specs, stored, command,
                   started_at=result.started_at, wall_seconds=result.wall_seconds,
                   environment=result.environment, command=command, code=code,
                   options={**options.keyed(), "timeout": options.timeout,
-                           "memory_limit": memory_limit})
+                           "memory_limit": memory_limit, "in_process": not options.isolate})
     return _cell_records(store, cell, _cell_keys(cell, job.checksum, options, code),
                          result.status, result.payload, common, options, skip=stored)
 
@@ -272,6 +278,8 @@ def one_line(record: dict) -> str:
         reason = next(iter((record.get("error") or "").splitlines()), "")
         return f"{head}: {record['status'].upper()} {reason}".rstrip()
     m, s = record["metrics"], record["summary"]
-    return (f"{head}: top-1 error {percent(m['top1_error'])}, fit {s['fit_seconds']:.1f} s, "
-            f"p50 {s['latency_p50_ms']:.3f} ms")
+    jit = s.get("compile_seconds") or 0.0
+    compiled = f" (+{jit:.1f} s compiling)" if jit >= 0.05 else ""
+    return (f"{head}: top-1 error {percent(m['top1_error'])}, fit {s['fit_seconds']:.1f} s"
+            f"{compiled}, p50 {s['latency_p50_ms']:.3f} ms")
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..contract.method_params import canonical_params, params_text
 from ..numbers import sig3
+from .compile_share import compare_compile_notes
 from .compare_stats import (STATISTICS_COLUMNS, cell_statistics, side_differences,
                             statistics_columns, statistics_markdown)
 from .export import add_output_options, rows_to_csv, stored_records, write_output
@@ -205,7 +206,8 @@ def comparison_markdown(cells: list[CellComparison], label_a: str, label_b: str,
 CSV_COLUMNS = ["side", "method", "params", "dataset", "seed", "status_a", "status_b",
                "top1_error_a", "top1_error_b", "top1_error_ratio", "latency_p50_ms_a",
                "latency_p50_ms_b", "latency_p50_ms_ratio", "fit_seconds_a", "fit_seconds_b",
-               "fit_seconds_ratio"]
+               "fit_seconds_ratio", "compile_seconds_a", "compile_seconds_b",
+               "compile_seconds_ratio"]
 
 
 def comparison_rows(cells: list[CellComparison], stats: dict | None = None) -> list[dict]:
@@ -219,7 +221,8 @@ def comparison_rows(cells: list[CellComparison], stats: dict | None = None) -> l
                "status_b": (c.b or {}).get("status")}
         for section, name, column in (("metrics", "top1_error", "top1_error"),
                                       ("summary", "latency_p50_ms", "latency_p50_ms"),
-                                      ("summary", "fit_seconds", "fit_seconds")):
+                                      ("summary", "fit_seconds", "fit_seconds"),
+                                      ("summary", "compile_seconds", "compile_seconds")):
             row[f"{column}_a"] = c.value("A", section, name)
             row[f"{column}_b"] = c.value("B", section, name)
             row[f"{column}_ratio"] = c.ratio(section, name)
@@ -262,6 +265,7 @@ def compare_outputs(out_a, out_b, fmt: str = "markdown", force: bool = False,
     if other:
         notes += ["Other differences (they do not change a finished measurement): "
                   + "; ".join(other) + ".", ""]
+    notes += compare_compile_notes([c for c in cells if c.side == "both"])
     stats = cell_statistics(cells, ResultStore(out_a), ResultStore(out_b))
     if fmt == "csv":
         return comparison_csv(cells, stats)

@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from .atomic import write_text_atomically
+
 FORMATS = ("csv", "json")
 #: record fields copied as they are, in this order
 BASE_FIELDS = ("key", "method", "family", "plugin", "dataset", "dataset_checksum", "seed",
@@ -116,7 +118,7 @@ def write_output(text: str, output: str | None) -> None:
     if output in (None, "-"):
         sys.stdout.write(text)
         return
-    check_output_file(output, "results.csv").write_text(text, encoding="utf-8")
+    write_text_atomically(check_output_file(output, "results.csv"), text)
 
 
 def check_output_file(output: str, example: str) -> Path:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import errno
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from . import raw_format
+from .atomic import replace_atomically
 from .identity import KEYED_OPTIONS, newest_per_measurement  # noqa: F401 - re-exported
 # a record's own names, importable from the store as before
 from .records import (SCHEMA_VERSION, STATUSES, build_record, effective_params,  # noqa: F401
@@ -52,7 +52,8 @@ def _write(fd: int, data: bytes) -> int:
     return os.write(fd, data)
 
 
-def _why(exc: OSError) -> str:
+def why_not_written(exc: OSError) -> str:
+    """Why a write failed, in words (a full disk named as such)."""
     if exc.errno in FULL_ERRNOS:
         return "the disk is full (or the file size limit was reached)"
     return f"the write failed ({exc.strerror or exc})"
@@ -116,7 +117,7 @@ class ResultStore:
             except OSError:
                 pass
             raise StoreWriteError(
-                exc.errno, f"{self.path}: the record was not stored: {_why(exc)}; nothing "
+                exc.errno, f"{self.path}: the record was not stored: {why_not_written(exc)}; nothing "
                 "half-written was left. Free some space, then rerun with --resume to measure "
                 "the missing runs") from exc
 
@@ -167,7 +168,7 @@ class ResultStore:
                 f.write(b"".join(move))
                 f.flush()
                 os.fsync(f.fileno())
-            _replace_atomically(self.path, lambda f: f.write(b"".join(keep)),
+            replace_atomically(self.path, lambda f: f.write(b"".join(keep)),
                                 prefix=temporary_prefix("results"), suffix=".tmp")
             return len(move)
 
@@ -218,11 +219,11 @@ class ResultStore:
         self.raw_dir.mkdir(parents=True, exist_ok=True)
         target = self.raw_dir / name
         try:
-            _replace_atomically(target, write, prefix=temporary_prefix(name.split(".")[0]),
+            replace_atomically(target, write, prefix=temporary_prefix(name.split(".")[0]),
                                 suffix=".tmp.npz")
         except OSError as exc:
             raise StoreWriteError(exc.errno, f"{target}: the raw outputs were not stored: "
-                                  f"{_why(exc)}; nothing half-written was left. Free some "
+                                  f"{why_not_written(exc)}; nothing half-written was left. Free some "
                                   "space, then rerun with --resume") from exc
         return f"{RAW_DIR}/{target.name}"
 
@@ -286,21 +287,6 @@ class ResultStore:
                 row[f"path_cost_{k}"] = v
             rows.append(row)
         return pd.DataFrame(rows)
-
-
-def _replace_atomically(target: Path, write, prefix: str, suffix: str) -> None:
-    """Replace ``target`` by what ``write(binary file)`` writes: into a temporary beside it,
-    synced, then renamed over it; the temporary is removed if anything fails."""
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _unreadable(record) -> str | None:

@@ -32,7 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
-from xcbench.tree import node_major
+from xcbench.tree import node_major, node_pool
 from xcbench.tree.weights import slot
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -99,7 +99,7 @@ class ExactRows:
 
     def write(self, row, cols, coef):
         keep = coef != 0.0
-        self.parts[int(row)] = (cols[keep].astype(np.int64), coef[keep].astype(np.float64))
+        self.parts[int(row)] = (cols[keep].astype(np.int32), coef[keep].astype(np.float64))
 
     def node_major(self, child_ptr, edge_row):
         """The node-major store; each node's rows are released as they are packed."""
@@ -196,7 +196,7 @@ def _below_present(intercept, present, n_children, gap):
 
 
 def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.0,
-              fit_node=logistic_node):
+              fit_node=logistic_node, n_jobs=1):
     """Fit every internal node of ``tree`` on the rows reaching it with ``fit_node``
     (``logistic_node`` or ``multiclass_hinge_node``); its weights go to ``write(row, cols,
     coef)`` (``table_writer`` or ``ExactRows.write``), its intercepts into ``bias`` (zeros on
@@ -206,7 +206,10 @@ def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.
     ids). A node may have one child without a row (its score fixed at 0: the other
     children's scores are made relative to it).
     Weights of magnitude below ``threshold`` are dropped (napkinXC's weight pruning): they
-    take no slot of a hashed table, so fewer pairs collide."""
+    take no slot of a hashed table, so fewer pairs collide.
+    ``n_jobs`` > 1 solves that many nodes at a time in worker processes
+    (``xcbench.tree.node_pool``); the results are written in node order, so the model is
+    the same whatever ``n_jobs``."""
     child_ptr, children, edge_row = tree.child_ptr, tree.children, tree.edge_row
     rank, lo, hi = leaf_order(child_ptr, children, tree.n_classes)
     row_rank = rank[y]
@@ -214,36 +217,80 @@ def fit_nodes(tree, X, y, write, bias, C=1.0, max_iter=100, seed=0, threshold=0.
     Xs = sp.csr_matrix(X)[order]
     # start[r] = first sorted row whose class has rank >= r
     start = np.searchsorted(row_rank[order], np.arange(tree.n_classes + 1))
+    solver = NodeSolver(fit_node, C, max_iter, seed, threshold)
+
+    def problems():
+        for node in range(tree.n_nodes):
+            ranges = _child_ranges(node, child_ptr, children, rank, lo, hi)
+            sizes = np.array([start[b] - start[a] for a, b in ranges], dtype=np.int64)
+            first = start[lo[node]]
+            rows = edge_row[child_ptr[node]:child_ptr[node + 1]]
+            problem = None
+            if sizes.sum() and np.count_nonzero(sizes) >= 2:
+                problem = _node_problem(Xs, first, first + int(sizes.sum()))
+            yield rows, sizes, problem
+
+    for rows, (intercept, cols, coef) in zip(_edge_rows(tree), node_pool.solve_all(
+            solver, problems(), n_jobs)):
+        for q in range(len(rows)):
+            if rows[q] >= 0:
+                bias[rows[q]] += intercept[q]
+                if coef is not None:
+                    write(rows[q], cols[q], coef[q])
+
+
+def _edge_rows(tree):
+    """Each node's children's weight rows, in node order."""
     for node in range(tree.n_nodes):
-        ranges = _child_ranges(node, child_ptr, children, rank, lo, hi)
-        sizes = np.array([start[b] - start[a] for a, b in ranges])
-        first = start[lo[node]]
-        n_rows = int(sizes.sum())
-        rows = edge_row[child_ptr[node]:child_ptr[node + 1]]
+        yield tree.edge_row[tree.child_ptr[node]:tree.child_ptr[node + 1]]
+
+
+class NodeSolver(NamedTuple):
+    """One node's problem solved: ``fit_node`` at (C, max_iter, seed), scores made relative
+    to a child without a weight row, weights below ``threshold`` dropped. A picklable
+    callable, so worker processes can run it (``node_pool``)."""
+
+    fit_node: object
+    C: float
+    max_iter: int
+    seed: int
+    threshold: float
+
+    def __call__(self, task):
+        """``task``: (each child's weight row, each child's rows at the node, (X_node,
+        columns) or None). Returns (intercepts (m,), per child its kept columns, per child
+        its kept weights); weights None when the node is not fitted (fewer than two
+        children seen: smoothed log-frequency biases)."""
+        rows, sizes, problem = task
         m = len(rows)
+        if m == 0:  # a leaf
+            return np.zeros(0), None, None
         fixed = np.flatnonzero(rows < 0)  # the child whose score is 0, if any
         ref = int(fixed[0]) if fixed.size else m - 1
         fitted = None
-        if n_rows and np.count_nonzero(sizes) >= 2:
-            Xn, cols = _node_problem(Xs, first, first + n_rows)
+        if problem is not None:
+            Xn, cols = problem
             target = np.repeat(np.arange(m), sizes)
-            fitted = fit_node(Xn, target, m, C, max_iter, seed)
-        if fitted is None:  # one child (or none) seen: smoothed log-frequency biases
+            fitted = self.fit_node(Xn, target, m, self.C, self.max_iter, self.seed)
+        if fitted is None:
             prior = np.log(sizes + 1.0)
-            for q in range(m):
-                if rows[q] >= 0:
-                    bias[rows[q]] += prior[q] - prior[ref]
-        else:
-            coef, intercept = fitted
-            if fixed.size and (intercept[ref] != 0.0 or coef[ref].any()):
-                # scores relative to the fixed child (a fitter whose scores are absolute)
-                coef, intercept = coef - coef[ref], intercept - intercept[ref]
-            if threshold > 0:
-                coef[np.abs(coef) < threshold] = 0.0
-            for q in range(m):
-                if rows[q] >= 0:
-                    bias[rows[q]] += intercept[q]
-                    write(rows[q], cols, coef[q])
+            return prior - prior[ref], None, None
+        coef, intercept = fitted
+        if fixed.size and (intercept[ref] != 0.0 or coef[ref].any()):
+            # scores relative to the fixed child (a fitter whose scores are absolute)
+            coef, intercept = coef - coef[ref], intercept - intercept[ref]
+        return np.asarray(intercept, dtype=np.float64), *_kept_rows(coef, cols, self.threshold)
+
+
+def _kept_rows(coef, cols, threshold):
+    """(per child its columns, per child its weights) of the weights of a node's dense
+    (m, d) ``coef`` at least ``threshold`` in magnitude (nonzero when 0): one pass over
+    the array, each child's part a slice of the result."""
+    child, j = np.nonzero(np.abs(coef) >= threshold if threshold > 0 else coef)
+    ptr = np.searchsorted(child, np.arange(coef.shape[0] + 1))
+    kept_cols, kept = cols[j], coef[child, j]
+    return ([kept_cols[ptr[q]:ptr[q + 1]] for q in range(coef.shape[0])],
+            [kept[ptr[q]:ptr[q + 1]] for q in range(coef.shape[0])])
 
 
 class FitTree(NamedTuple):

@@ -14,7 +14,8 @@ first runs over a skip index, every ``SKIP``-th feature of the run (``skip_ptr``
 ``skip``: 1/32 of the run, so it stays in cache where the run does not), then inside one
 block of ``SKIP`` triples: a few cache lines per lookup instead of one miss per halving of a
 long run. Bytes: 16 per weight (int32 feature, int32 slot, float64 value) + 4 / SKIP per
-weight + 16 per node.
+weight + 16 per node as built; a fitted model keeps the ``compact`` store (7 bytes per
+weight for nodes of at most 256 children over at most 65,536 features).
 
 The store is the tuple ``(node_ptr, feature, child_slot, value, skip_ptr, skip)`` that
 ``xcbench.tree.weights.children_dot`` reads.
@@ -56,6 +57,29 @@ def build(n_nodes: int, rows_of_node):
     feature = cat(feats, np.int32)
     return (node_ptr, feature, cat(slots, np.int32), cat(vals, np.float64),
             *skip_index(node_ptr, feature))
+
+
+def smallest_uint(largest: int):
+    """The smallest unsigned integer dtype that holds 0..``largest`` (int32 above 2^16 - 1:
+    the kernels compare these with signed feature ids, which uint32 would not mix with)."""
+    for dtype in (np.uint8, np.uint16):
+        if largest <= np.iinfo(dtype).max:
+            return dtype
+    return np.int32
+
+
+def compact(store, n_features: int):
+    """The store as a fitted model keeps it: float32 values (a weight's relative rounding
+    is 6e-8, far below the differences between the children's scores that decide a
+    beam), child slots in the smallest unsigned type that holds the widest node's
+    children (uint8 up to 256 children), feature ids likewise (uint16 up to 65,536
+    features). 16 bytes per weight become 7 (100-way nodes, D < 65,536); scores are
+    computed in float64 as before."""
+    node_ptr, feature, child_slot, value, skip_ptr, skip = store
+    feature_type = smallest_uint(max(int(n_features) - 1, 0))
+    slot_type = smallest_uint(int(child_slot.max()) if child_slot.size else 0)
+    return (node_ptr, feature.astype(feature_type), child_slot.astype(slot_type),
+            value.astype(np.float32), skip_ptr, skip.astype(feature_type))
 
 
 def skip_index(node_ptr, feature):

@@ -9,8 +9,36 @@ import math
 from pathlib import Path
 
 from ..contract.method_params import value_text
+from ..numbers import percent, sig3
 
 TRACE_PLOT = "trace.png"
+
+#: how the printed lines and the trace plot name each objective
+OBJECTIVE_NAMES = {"top1_error": "top-1 error", "top5_error": "top-5 error",
+                   "perplexity": "perplexity", "perplexity_smoothed": "smoothed perplexity"}
+
+
+def is_error(objective: str) -> bool:
+    """Whether ``objective`` is an error rate (a fraction, shown in percent)."""
+    return objective.endswith("_error")
+
+
+def objective_text(objective: str, value: float | None) -> str:
+    """``value`` as `xcbench run` and the reports print it: errors in percent (``12.3%``),
+    perplexities to three significant digits."""
+    return percent(value) if is_error(objective) else sig3(value)
+
+
+def best_so_far_text(objective: str, best: tuple[float, int] | None,
+                     defaults: float | None) -> str:
+    """`` (best 11.0%, trial 2)``: the best (value, trial number) of the trials so far, or
+    the defaults' value when they are as good or better (as the result counts them); ``''``
+    when there is neither."""
+    if defaults is not None and (best is None or defaults <= best[0]):
+        return f" (best {objective_text(objective, defaults)}, the defaults)"
+    if best is None:
+        return ""
+    return f" (best {objective_text(objective, best[0])}, trial {best[1]})"
 
 
 def best_file(out, method: str) -> Path:
@@ -94,9 +122,14 @@ def plot_traces(out, path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4.2))
     objectives, datasets = set(), set()
     for i, (method, (settings, points, defaults)) in enumerate(sorted(traces.items())):
-        objectives.add(settings.get("objective", "objective"))
+        objective = settings.get("objective", "objective")
+        objectives.add(OBJECTIVE_NAMES.get(objective, objective)
+                       + (" (%)" if is_error(objective) else ""))
+        scale = 100.0 if is_error(objective) else 1.0
         datasets.add(settings.get("dataset", "?"))
         color = f"C{i % 10}"
+        points = [(n, None if v is None else v * scale) for n, v in points]
+        defaults = None if defaults is None else defaults * scale
         done = [(n, v) for n, v in points if v is not None]
         if done:
             ax.plot(*zip(*done), "o", color=color, alpha=0.5, markersize=4)
@@ -104,10 +137,11 @@ def plot_traces(out, path) -> Path:
             for n, v in done:
                 best = min(best, v)
                 steps.append((n, best))
-            ax.step(*zip(*steps), where="post", color=color, label=f"{method} (best {best:.4g})")
+            ax.step(*zip(*steps), where="post", color=color,
+                    label=f"{method} (best trial {sig3(best)})")
         if defaults is not None:
             ax.axhline(defaults, color=color, linestyle="--", linewidth=1,
-                       label=f"{method} defaults ({defaults:.4g})")
+                       label=f"{method} defaults ({sig3(defaults)})")
         failed = [n for n, v in points if v is None]
         if failed:
             ax.plot(failed, [1.0] * len(failed), "x", color=color,

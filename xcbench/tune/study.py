@@ -25,10 +25,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..contract.method_params import method_defaults
+from ..contract.method_params import method_defaults, value_text
 from ..contract.plugins import get_method_spec
 from ..contract.search_space import check_search_space
 from ..run.runner import RunOptions, check_out_dir, execute_plan
+from .output import OBJECTIVE_NAMES, best_so_far_text, objective_text
 from .space import suggest
 from .storage import journal_storage, require_optuna
 from .validation import register_validation
@@ -138,6 +139,7 @@ class _Loop:
         self.options, self.out, self.data_dir = options, out, data_dir
         self.command, self.progress = command, progress
         self.storage = journal_storage(out)
+        self.defaults_value = None  # the defaults' objective, once scored
 
     def open_study(self, number: int = 0):
         """The study of this method in ``OUT`` (created on first use), its sampler seeded for
@@ -211,10 +213,10 @@ class _Loop:
         the study for the trace plot and return it (None when the cells failed)."""
         _, value, status, _ = self.score({}, self.options.timeout)
         study.set_user_attr("defaults_value", value)
+        self.defaults_value = value
         if self.progress:
-            result = (f"{self.settings['objective']} {value:.4g}" if value is not None
-                      else status.upper())
-            print(f"{self.spec.name} defaults: {result}", file=sys.stderr, flush=True)
+            print(f"{self.spec.name} defaults: {self._value_text(value, status)}",
+                  file=sys.stderr, flush=True)
         return value
 
     def score(self, params: dict, timeout: float):
@@ -252,14 +254,22 @@ class _Loop:
             raise RuntimeError(f"a trial gave {len(found)} records, expected {repeats}")
         return sorted(found, key=lambda r: r["seed"])
 
+    def _value_text(self, value, status) -> str:
+        """``top-1 error 12.3%`` (as `xcbench run` prints it), or the failed status."""
+        objective = self.settings["objective"]
+        return (f"{OBJECTIVE_NAMES[objective]} {objective_text(objective, value)}"
+                if value is not None else status.upper())
+
     def _print(self, study, number, params, value, status) -> None:
-        shown = " ".join(f"{k}={v}" for k, v in params.items())
-        result = (f"{self.settings['objective']} {value:.4g}" if value is not None
-                  else status.upper())
-        best = study.best_trial if _completed(study) else None
-        tail = f" (best {best.value:.4g}, trial {best.number})" if best else ""
-        print(f"{self.spec.name} trial {number}: {shown}: {result}{tail}", file=sys.stderr,
-              flush=True)
+        """One line per trial: its parameters, value and the best so far (the defaults'
+        when they are better than every trial)."""
+        shown = " ".join(f"{k}={value_text(v)}" for k, v in params.items())
+        trial = study.best_trial if _completed(study) else None
+        best = best_so_far_text(self.settings["objective"],
+                                (trial.value, trial.number) if trial else None,
+                                self.defaults_value)
+        print(f"{self.spec.name} trial {number}: {shown}: {self._value_text(value, status)}"
+              f"{best}", file=sys.stderr, flush=True)
 
     def result(self, study, trials, time_budget, reference) -> TuneResult:
         complete = _completed(study)

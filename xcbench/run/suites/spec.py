@@ -260,6 +260,11 @@ def _seeds(value, where) -> list[int]:
     if not isinstance(value, list) or not value \
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         raise SuiteError(f"{where}: expected a list of integers, got {value!r}")
+    from ..plan import seed_problem
+
+    for seed in value:
+        if seed_problem(seed):
+            raise SuiteError(f"{where}: seed {seed_problem(seed)}")
     return list(dict.fromkeys(value))
 
 
