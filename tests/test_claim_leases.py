@@ -88,15 +88,18 @@ def test_runs_renew_claims_while_a_cell_runs(tmp_path, monkeypatch, fresh_plugin
 
 
 def _full_disk_for_claims(monkeypatch):
-    real = Path.write_text
+    from xcbench.store import claims as claims_module
 
-    def write_text(self, data, *args, **kwargs):
-        if self.parent.name == "claims" and self.name.endswith("tmp"):
-            real(self, data[:3], *args, **kwargs)  # a part is written, then the disk is full
+    real = claims_module.replace_atomically
+
+    def replace_atomically(target, write, **kwargs):
+        def part_then_full(f):
+            f.write(b"{\"h")  # a part is written, then the disk is full
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(self, data, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_text", write_text)
+        return real(target, part_then_full, **kwargs)
+
+    monkeypatch.setattr(claims_module, "replace_atomically", replace_atomically)
 
 
 def test_a_full_disk_while_writing_a_claim_raises_a_store_error_and_leaves_no_tmp(

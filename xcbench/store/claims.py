@@ -18,6 +18,7 @@ import os
 import time
 from pathlib import Path
 
+from .atomic import replace_atomically
 from .temporaries import (HOST, process_alive, remove_stale_temporaries,
                           temporary_prefix)
 
@@ -60,17 +61,15 @@ class CellClaims:
         """Write this process's claim on ``key`` with a fresh lease (atomically)."""
         from .results import StoreWriteError, why_not_written
 
-        tmp = self.folder / f"{temporary_prefix(key)}tmp"
+        claim = json.dumps({**self.me, "lease_until": time.time() + LEASE_SECONDS})
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({**self.me, "lease_until": time.time() + LEASE_SECONDS}))
-            os.replace(tmp, self._path(key))
+            replace_atomically(self._path(key), lambda f: f.write(claim.encode()),
+                               prefix=temporary_prefix(key), suffix=".tmp")
         except OSError as exc:
             raise StoreWriteError(exc.errno, f"{self._path(key)}: the claim on a cell was not "
                                   f"written: {why_not_written(exc)}; nothing half-written was "
                                   "left. Free some space, then rerun with --resume") from exc
-        finally:
-            tmp.unlink(missing_ok=True)  # a failed write leaves no temporary behind
 
     def claim(self, key: str, stored_keys) -> str:
         """Claim the cell named ``key`` (its first record key) unless ``stored_keys(key)``
